@@ -1,0 +1,1 @@
+"""The conformance kit of the canonical tool output contract."""

@@ -1,0 +1,1 @@
+"""The reference implementation of the canonical tool output contract."""

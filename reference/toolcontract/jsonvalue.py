@@ -1,0 +1,426 @@
+"""Lossless JSON values: snapshot (check + copy + freeze), ECMAScript key order, canonical JSON text.
+
+A *lossless JSON value* is ``None``, ``bool``, an ``int`` in the I-JSON safe range, a finite ``float`` that is
+not negative zero, a ``str`` (lone surrogates included), a ``list`` of such values, or a ``dict`` with ``str``
+keys and such values; the registry's own :class:`FrozenDict` / :class:`FrozenList` count as dict and list.
+Anything else is rejected with a path and a reason kind (see :class:`Rejection`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+from toolcontract.frozen import FrozenDict, FrozenList
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "JsonValue",
+    "NotLosslessJson",
+    "Rejection",
+    "canonical_json",
+    "es_key_order",
+    "format_number",
+    "freeze",
+    "is_array_index",
+    "is_lossless_json",
+    "iter_rejections",
+    "snapshot_json",
+]
+
+JsonValue: TypeAlias = Any
+"""A lossless JSON value (see the module docstring); typed loosely because it is recursive."""
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+_MAX_ARRAY_INDEX: Final = 2**32 - 2
+# Values nested deeper than this take the iterative walk, so depth is bounded by memory, not the C stack.
+_FAST_DEPTH: Final = 400
+
+PathElement: TypeAlias = str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why one place in a value is not lossless JSON.
+
+    ``kind`` is one of ``nan``, ``infinity``, ``negative-infinity``, ``negative-zero``, ``unsafe-integer``,
+    ``non-string-key``, ``cycle`` or ``unsupported-type:<type name>``.
+    """
+
+    path: tuple[PathElement, ...]
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{format_path(self.path)}: {self.kind}"
+
+
+class NotLosslessJson(ValueError):
+    """A value is not lossless JSON; ``rejections`` lists every offending place, in walk order."""
+
+    def __init__(self, rejections: list[Rejection]) -> None:
+        self.rejections = rejections
+        shown = "; ".join(str(r) for r in rejections[:5])
+        more = f" (and {len(rejections) - 5} more)" if len(rejections) > 5 else ""
+        super().__init__(f"not lossless JSON: {shown}{more}")
+
+
+def format_path(path: tuple[PathElement, ...], root: str = "value") -> str:
+    """Render a path as ``root.key[0].other`` (diagnostics only, never part of a contract message)."""
+    parts = [root]
+    for element in path:
+        parts.append(f"[{element}]" if isinstance(element, int) else f".{element}")
+    return "".join(parts)
+
+
+def is_array_index(key: str) -> bool:
+    """True when ``key`` is a canonical ECMAScript array index (``"0"`` … ``"4294967294"``)."""
+    if not key or not ("0" <= key[0] <= "9"):
+        return False
+    if key == "0":
+        return True
+    return key[0] != "0" and key.isascii() and key.isdigit() and int(key) <= _MAX_ARRAY_INDEX
+
+
+def es_key_order(keys: list[str]) -> list[str]:
+    """Order keys as ECMAScript own-property order: array indices ascending, then insertion order."""
+    indices = [k for k in keys if is_array_index(k)]
+    if not indices:
+        return keys
+    indices.sort(key=int)
+    return indices + [k for k in keys if not is_array_index(k)]
+
+
+def _needs_reorder(keys: Any) -> bool:
+    for key in keys:
+        if key and "0" <= key[0] <= "9" and is_array_index(key):
+            return True
+    return False
+
+
+def _scalar_rejection(value: object) -> str | None:
+    """The reason kind for a non-container value, or ``None`` when it is an accepted scalar."""
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return None
+    if kind is int:
+        return None if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else "unsafe-integer"  # type: ignore[operator]
+    if kind is float:
+        number: float = value  # type: ignore[assignment]
+        if number != number:
+            return "nan"
+        if number in (math.inf, -math.inf):
+            return "infinity" if number > 0 else "negative-infinity"
+        if number == 0.0 and math.copysign(1.0, number) < 0:
+            return "negative-zero"
+        return None
+    return f"unsupported-type:{_type_name(kind)}"
+
+
+def _type_name(kind: type) -> str:
+    try:
+        name = type.__getattribute__(kind, "__qualname__")
+    except Exception:
+        return "<unnamed type>"
+    return name if type(name) is str else "<unnamed type>"
+
+
+class _Bail(Exception):
+    """The fast copy met something it does not handle; the thorough walk takes over."""
+
+
+_BAIL: Final = _Bail()
+
+
+def _fast_copy(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return value
+    if kind is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        raise _BAIL
+    if kind is float:
+        if value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0):
+            return value
+        raise _BAIL
+    if depth > _FAST_DEPTH:
+        raise _BAIL
+    if kind is dict or kind is FrozenDict:
+        copied = {}
+        reorder = False
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _BAIL
+            if key and "0" <= key[0] <= "9" and is_array_index(key):
+                reorder = True
+            copied[key] = _fast_copy(item, depth + 1)
+        if reorder:
+            return FrozenDict({k: copied[k] for k in es_key_order(list(copied))})
+        return FrozenDict(copied)
+    if kind is list or kind is FrozenList:
+        return FrozenList([_fast_copy(item, depth + 1) for item in value])
+    raise _BAIL
+
+
+def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
+    """Iterative walk: collect every rejection, and (if ``build``) return the frozen copy when none."""
+    rejections: list[Rejection] = []
+    # A frame is [container, pending (key, child) iterator, built pairs or items, is_dict, current key].
+    frames: list[list[Any]] = []
+    on_path: set[int] = set()
+    keys_on_path: list[PathElement] = []
+
+    def reject(kind: str, extra: PathElement | None = None) -> None:
+        path = [frame[4] for frame in frames]
+        if extra is not None:
+            path.append(extra)
+        rejections.append(Rejection(tuple(path), kind))
+
+    def open_container(value: Any) -> list[Any] | None:
+        kind = type(value)
+        if kind is dict or kind is FrozenDict:
+            if id(value) in on_path:
+                return None
+            on_path.add(id(value))
+            return [value, iter(list(value.items())), [], True, None]
+        on_path.add(id(value))
+        return [value, enumerate(list(value)), [], False, None]
+
+    result: Any = None
+    pending: Any = root
+    has_pending = True
+    while True:
+        if has_pending:
+            has_pending = False
+            kind = type(pending)
+            if kind is dict or kind is FrozenDict or kind is list or kind is FrozenList:
+                if id(pending) in on_path:
+                    reject("cycle")
+                    produced: Any = None
+                else:
+                    frame = open_container(pending)
+                    assert frame is not None
+                    frames.append(frame)
+                    continue
+            else:
+                reason = _scalar_rejection(pending)
+                if reason is not None:
+                    reject(reason)
+                produced = pending
+            if not frames:
+                result = produced
+                break
+            frames[-1][2].append((frames[-1][4], produced))
+        frame = frames[-1]
+        advanced = next(frame[1], None)
+        if advanced is not None:
+            key, child = advanced
+            if frame[3] and type(key) is not str:
+                frame[4] = key if isinstance(key, int | str) else repr(key)
+                reject("non-string-key")
+                frame[4] = None
+                continue
+            frame[4] = key
+            pending = child
+            has_pending = True
+            continue
+        frames.pop()
+        on_path.discard(id(frame[0]))
+        built: Any = None
+        if build and not rejections:
+            if frame[3]:
+                pairs = dict(frame[2])
+                built = FrozenDict({k: pairs[k] for k in es_key_order(list(pairs))})
+            else:
+                built = FrozenList([item for _, item in frame[2]])
+        if not frames:
+            result = built
+            break
+        frames[-1][2].append((frames[-1][4], built))
+    del keys_on_path
+    return result, rejections
+
+
+def snapshot_json(value: Any) -> JsonValue:
+    """Return a deep-frozen lossless copy of ``value`` with ECMAScript key order.
+
+    Raises :class:`NotLosslessJson` naming every rejected place. Shared (acyclic) references are copied
+    separately; a cycle is rejected. Depth is bounded by memory, not by recursion.
+    """
+    try:
+        return _fast_copy(value, 0)
+    except _Bail:
+        pass
+    except RecursionError:
+        pass
+    copy, rejections = _thorough_walk(value, build=True)
+    if rejections:
+        raise NotLosslessJson(rejections)
+    return copy
+
+
+def freeze(value: JsonValue) -> JsonValue:
+    """Deep-freeze a lossless JSON value (a frozen copy; the input is left untouched)."""
+    return snapshot_json(value)
+
+
+def iter_rejections(value: Any) -> Iterator[Rejection]:
+    """Yield every place in ``value`` that is not lossless JSON, in walk order."""
+    _, rejections = _thorough_walk(value, build=False)
+    yield from rejections
+
+
+def is_lossless_json(value: Any) -> bool:
+    """True when ``value`` is lossless JSON."""
+    try:
+        _fast_copy(value, 0)
+        return True
+    except (_Bail, RecursionError):
+        pass
+    return not _thorough_walk(value, build=False)[1]
+
+
+# --- canonical JSON text -------------------------------------------------------------------------------
+
+_encode_string_basic = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def _surrogate_escape(match: re.Match[str]) -> str:
+    text = match.group()
+    if len(text) == 2:
+        high, low = ord(text[0]), ord(text[1])
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+    return f"\\u{ord(text):04x}"
+
+
+def encode_string(text: str) -> str:
+    """A JSON string literal exactly as ECMAScript ``JSON.stringify`` writes it."""
+    encoded: str = _encode_string_basic(text)
+    if not encoded.isascii() and _SURROGATES.search(encoded):
+        return _SURROGATES.sub(_surrogate_escape, encoded)
+    return encoded
+
+
+def format_number(number: int | float) -> str:
+    """ECMAScript ``Number::toString`` of a finite number (``1`` for ``1.0``, ``1e+21``, ``1e-7``)."""
+    if type(number) is int:
+        if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+            return str(number)
+        number = float(number)
+    magnitude = abs(number)
+    if 1e-4 <= magnitude < 1e16:
+        text = repr(number)
+        return text[:-2] if text.endswith(".0") else text
+    if number == 0:
+        return "0"
+    if number != number or magnitude == math.inf:
+        raise ValueError(f"{number!r} is not a finite JSON number")
+    # Outside [1e-4, 1e16) Python's repr is always "d[.ddd]e±x": shortest round-trip digits, like ECMAScript.
+    mantissa, _, exponent_text = repr(magnitude).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    point = int(exponent_text) + 1  # ECMAScript's n: value = 0.d1d2… × 10^n
+    digits = digits.rstrip("0") or "0"
+    count = len(digits)
+    sign = "-" if number < 0 else ""
+    if count <= point <= 21:
+        return sign + digits + "0" * (point - count)
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    exp = point - 1
+    exp_text = f"e+{exp}" if exp >= 0 else f"e-{-exp}"
+    if count == 1:
+        return sign + digits + exp_text
+    return sign + digits[0] + "." + digits[1:] + exp_text
+
+
+def _ordered_items(mapping: dict[str, Any]) -> Any:
+    if _needs_reorder(mapping):
+        return [(k, mapping[k]) for k in es_key_order(list(mapping))]
+    return mapping.items()
+
+
+def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
+    """Write ``value`` as ECMAScript ``JSON.stringify(value, null, indent)`` would, byte for byte.
+
+    Keys are written in ECMAScript own-property order. ``value`` must be lossless JSON; anything else
+    raises :class:`NotLosslessJson`. Iterative: any depth is written.
+    """
+    if isinstance(indent, int):
+        indent = " " * min(max(indent, 0), 10)
+    elif isinstance(indent, str):
+        indent = indent[:10]
+    if not indent:
+        indent = None
+    parts: list[str] = []
+    append = parts.append
+    # stack entries: (iterator over children, is_dict, depth, first-flag holder)
+    stack: list[list[Any]] = []
+    pending: Any = value
+    has_pending = True
+    while True:
+        if has_pending:
+            has_pending = False
+            kind = type(pending)
+            if kind is str:
+                append(encode_string(pending))
+            elif pending is None:
+                append("null")
+            elif kind is bool:
+                append("true" if pending else "false")
+            elif kind is int or kind is float:
+                reason = _scalar_rejection(pending)
+                if reason is not None:
+                    raise NotLosslessJson([Rejection((), reason)])
+                append(format_number(pending))
+            elif kind is dict or kind is FrozenDict:
+                if not pending:
+                    append("{}")
+                else:
+                    append("{")
+                    stack.append([iter(_ordered_items(pending)), True, len(stack) + 1, True])
+            elif kind is list or kind is FrozenList:
+                if not pending:
+                    append("[]")
+                else:
+                    append("[")
+                    stack.append([iter(pending), False, len(stack) + 1, True])
+            else:
+                raise NotLosslessJson([Rejection((), f"unsupported-type:{_type_name(kind)}")])
+        if not stack:
+            break
+        entry = stack[-1]
+        child = next(entry[0], _END)
+        if child is _END:
+            stack.pop()
+            if indent is not None:
+                append("\n" + indent * (entry[2] - 1))
+            append("}" if entry[1] else "]")
+            if not stack:
+                break
+            continue
+        if not entry[3]:
+            append(",")
+        entry[3] = False
+        if indent is not None:
+            append("\n" + indent * entry[2])
+        if entry[1]:
+            key, pending = child
+            if type(key) is not str:
+                raise NotLosslessJson([Rejection((), "non-string-key")])
+            append(encode_string(key))
+            append(": " if indent is not None else ":")
+        else:
+            pending = child
+        has_pending = True
+    return "".join(parts)
+
+
+_END: Final = object()
