@@ -1,0 +1,123 @@
+"""The result union (a success with a value, or a failure that never has one) and the dispatch token."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Final, Literal, NoReturn, TypeAlias
+
+from toolcontract.jsonvalue import JsonValue
+
+__all__ = [
+    "ABSENT",
+    "Absent",
+    "DispatchToken",
+    "ErrorInfo",
+    "ToolError",
+    "ToolFailure",
+    "ToolResult",
+    "ToolSuccess",
+]
+
+
+class Absent(enum.Enum):
+    """The type of :data:`ABSENT`: a key that is not there (``None`` is JSON ``null``, which is present)."""
+
+    ABSENT = "ABSENT"
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+ABSENT: Final = Absent.ABSENT
+"""Marks an optional result field (``meta``, ``additional_contexts``) that is absent, as opposed to null."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """Structured failure info: present only when a :class:`~toolcontract.errors.HarnessError` was raised."""
+
+    name: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    """A failure's error: the message (always) and the info (``None`` for non-Harness errors)."""
+
+    message: str
+    info: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+class ToolSuccess:
+    """A successful result: the canonical ``value`` and its Native ``content``.
+
+    ``meta`` and ``additional_contexts`` are :data:`ABSENT` when the result has none. Results compare by
+    identity: the registry trusts only the very object it built for a call (see :class:`DispatchToken`).
+    """
+
+    value: JsonValue
+    content: Any
+    meta: JsonValue | Absent = ABSENT
+    additional_contexts: Any = ABSENT
+    concludes_turn: bool = False
+
+    @property
+    def is_error(self) -> Literal[False]:
+        """Always ``False``."""
+        return False
+
+    @property
+    def has_meta(self) -> bool:
+        """True when the result carries metadata (``None`` included)."""
+        return self.meta is not ABSENT
+
+
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+class ToolFailure:
+    """A failed result: an ``error`` and the ``content`` shown to the model; never a value."""
+
+    error: ToolError
+    content: Any
+    meta: JsonValue | Absent = ABSENT
+    additional_contexts: Any = ABSENT
+
+    @property
+    def is_error(self) -> Literal[True]:
+        """Always ``True``."""
+        return True
+
+    @property
+    def has_meta(self) -> bool:
+        """True when the result carries metadata (``None`` included)."""
+        return self.meta is not ABSENT
+
+    @property
+    def concludes_turn(self) -> Literal[False]:
+        """A failure never concludes the turn."""
+        return False
+
+
+ToolResult: TypeAlias = ToolSuccess | ToolFailure
+
+
+class DispatchToken:
+    """The opaque identity of one call: compared by identity only, never copied, pickled or serialized."""
+
+    __slots__ = ("__weakref__",)
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("a DispatchToken cannot be pickled or copied")
+
+    def __copy__(self) -> NoReturn:
+        raise TypeError("a DispatchToken cannot be copied")
+
+    def __deepcopy__(self, memo: dict[int, object]) -> NoReturn:
+        raise TypeError("a DispatchToken cannot be copied")
+
+    def __repr__(self) -> str:
+        return "<DispatchToken>"
