@@ -30,6 +30,7 @@ __all__ = [
     "is_lossless_json",
     "iter_rejections",
     "snapshot_json",
+    "thaw",
 ]
 
 JsonValue: TypeAlias = Any
@@ -96,7 +97,7 @@ def es_key_order(keys: list[str]) -> list[str]:
 
 def _needs_reorder(keys: Any) -> bool:
     for key in keys:
-        if key and "0" <= key[0] <= "9" and is_array_index(key):
+        if type(key) is str and key and "0" <= key[0] <= "9" and is_array_index(key):
             return True
     return False
 
@@ -266,6 +267,27 @@ def snapshot_json(value: Any) -> JsonValue:
 def freeze(value: JsonValue) -> JsonValue:
     """Deep-freeze a lossless JSON value (a frozen copy; the input is left untouched)."""
     return snapshot_json(value)
+
+
+def thaw(value: JsonValue) -> JsonValue:
+    """A plain, mutable deep copy of a JSON value (frozen containers become ``dict`` / ``list``)."""
+    if type(value) not in (dict, list, FrozenDict, FrozenList):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    work: list[tuple[Any, Any]] = [(value, root)]
+    while work:
+        source, target = work.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if type(item) in (dict, list, FrozenDict, FrozenList):
+                copied: Any = {} if isinstance(item, dict) else []
+                work.append((item, copied))
+                item = copied
+            if isinstance(target, dict):
+                target[key] = item
+            else:
+                target.append(item)
+    return root
 
 
 def iter_rejections(value: Any) -> Iterator[Rejection]:

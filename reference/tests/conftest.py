@@ -1,0 +1,62 @@
+"""Shared helpers for the reference's tests: small tools and a synchronous way to execute calls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from toolcontract import Call, Output, Registry, ToolDefinition, ToolResult, define_tool
+
+
+def text_render(prefix: str = "render:") -> Callable[[Any, Any], list[dict[str, str]]]:
+    """A renderer writing ``prefix`` + the value (strings raw, anything else as canonical JSON)."""
+    from toolcontract.jsonvalue import canonical_json
+
+    def render(args: Any, value: Any) -> list[dict[str, str]]:
+        return [{"type": "text", "text": prefix + (value if isinstance(value, str) else canonical_json(value))}]
+
+    return render
+
+
+def echo_tool(name: str = "echo", **overrides: Any) -> ToolDefinition:
+    """``echo(text)`` returning the text, rendering ``render:<text>``, projecting ``{"projected": value}``."""
+    options: dict[str, Any] = {
+        "name": name,
+        "description": "Echo text.",
+        "parameters": {"text": {"type": "string"}},
+        "output": Output(
+            schema={"type": "string"},
+            render=text_render(),
+            presentation_meta=lambda args, value: {"projected": value},
+        ),
+        "execute": lambda args, run: args.get("text", ""),
+    }
+    options.update(overrides)
+    return define_tool(**options)
+
+
+def raw_tool(name: str, execute: Callable[..., Any], schema: Any = None, **overrides: Any) -> ToolDefinition:
+    """A raw definition (no argument validation) with an any-JSON output rendered as canonical JSON."""
+    options: dict[str, Any] = {
+        "name": name,
+        "description": name,
+        "parameters": {"type": "object"},
+        "output": Output(schema={} if schema is None else schema, render=text_render("")),
+        "execute": execute,
+    }
+    options.update(overrides)
+    return ToolDefinition(**options)
+
+
+def call(registry: Registry, name: str, arguments: Any = None, **fields: Any) -> ToolResult:
+    """Execute one call synchronously (``call_id`` defaults to ``"c1"``)."""
+    fields.setdefault("call_id", "c1")
+    return asyncio.run(registry.execute(Call(name=name, arguments={} if arguments is None else arguments, **fields)))
+
+
+def plain(value: Any) -> Any:
+    """The value as plain JSON data (for comparisons that must ignore frozen types)."""
+    import json
+
+    return json.loads(json.dumps(value))

@@ -1,0 +1,321 @@
+"""Lossless snapshot, ECMAScript key order and the canonical JSON writer (digest 3.x, decisions 1-8)."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from collections import OrderedDict
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcontract.frozen import FrozenDict, FrozenList
+from toolcontract.jsonvalue import (
+    MAX_SAFE_INTEGER,
+    NotLosslessJson,
+    Rejection,
+    canonical_json,
+    es_key_order,
+    format_number,
+    is_lossless_json,
+    iter_rejections,
+    snapshot_json,
+    thaw,
+)
+
+VECTORS = json.loads(
+    (Path(__file__).parents[2] / "fixtures" / "vectors" / "ecmascript-json.json").read_text(encoding="utf-8")
+)
+
+
+def _from_bits(bits: str) -> float:
+    number: float = struct.unpack(">d", bytes.fromhex(bits))[0]
+    return number
+
+
+def _from_utf16(units: list[int]) -> str:
+    return b"".join(u.to_bytes(2, "little") for u in units).decode("utf-16-le", "surrogatepass")
+
+
+# --- the canonical writer against JSON.stringify vectors (decisions 8) ----------------------------
+
+
+@pytest.mark.parametrize("case", VECTORS["numbers"], ids=lambda case: case["bits"])
+def test_numbers_match_ecmascript(case: dict[str, str]) -> None:
+    """Number::toString for 3,000 doubles, byte for byte."""
+    number = _from_bits(case["bits"])
+    if number == 0 and math.copysign(1.0, number) < 0:
+        assert format_number(number) == case["json"]  # JSON.stringify(-0) is "0"
+        return
+    assert canonical_json(number) == case["json"]
+
+
+@pytest.mark.parametrize("case", VECTORS["strings"], ids=lambda case: str(case["utf16"][:6]))
+def test_strings_match_ecmascript(case: dict[str, Any]) -> None:
+    """String escaping (control characters, lone surrogates as lowercase \\udxxx, astral literal)."""
+    assert canonical_json(_from_utf16(case["utf16"])) == case["json"]
+
+
+@pytest.mark.parametrize("case", VECTORS["objects"], ids=lambda case: case["json"][:20])
+def test_object_key_order_matches_ecmascript(case: dict[str, Any]) -> None:
+    """Array-index keys first in ascending order, then insertion order (decisions 4)."""
+    value = {key: index for index, key in enumerate(case["insertion"])}
+    assert canonical_json(value) == case["json"]
+    assert canonical_json(snapshot_json(value)) == case["json"]
+    assert list(snapshot_json(value)) == list(json.loads(case["json"]))
+
+
+@pytest.mark.parametrize("case", VECTORS["indent"], ids=lambda case: case["json"][:20])
+def test_indented_output_matches_ecmascript(case: dict[str, Any]) -> None:
+    """``JSON.stringify(v, null, 2)``."""
+    assert canonical_json(case["value"], indent=case["indent"]) == case["json"]
+
+
+def test_writer_handles_any_depth() -> None:
+    """The writer is iterative: a 100,000-deep list is written."""
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    text = canonical_json(deep)
+    assert text == "[" * 100_001 + "]" * 100_001
+
+
+def test_writer_rejects_non_json() -> None:
+    with pytest.raises(NotLosslessJson):
+        canonical_json(math.nan)
+    with pytest.raises(NotLosslessJson):
+        canonical_json({1: "a"})
+    with pytest.raises(NotLosslessJson):
+        canonical_json((1, 2))
+
+
+def test_unsafe_integers_print_as_their_double() -> None:
+    """An integer outside the safe range prints as ECMAScript prints the nearest double."""
+    assert format_number(2**53) == "9007199254740992"
+    assert format_number(10**21) == "1e+21"
+
+
+def test_adjacent_surrogate_code_points_join_into_one_character() -> None:
+    """A UTF-16 pair held as two code points is one character in ECMAScript: it is written literally."""
+    assert canonical_json("\ud83d\ude80") == '"\U0001f680"'
+    assert canonical_json("\ude80\ud83d") == '"\\ude80\\ud83d"'
+
+
+# --- the snapshot (digest 3.x, decisions 1-6) ---------------------------------------------------------
+
+
+class _Opaque:
+    pass
+
+
+class _DictSubclass(dict):  # type: ignore[type-arg]
+    pass
+
+
+class _ListSubclass(list):  # type: ignore[type-arg]
+    pass
+
+
+class _StrSubclass(str):
+    __slots__ = ()
+
+
+def _cycle() -> list[Any]:
+    looped: list[Any] = []
+    looped.append(looped)
+    return looped
+
+
+REJECTED: list[tuple[str, Any, str]] = [
+    ("nan", math.nan, "nan"),
+    ("infinity", math.inf, "infinity"),
+    ("negative-infinity", -math.inf, "negative-infinity"),
+    ("negative-zero", -0.0, "negative-zero"),
+    ("unsafe-integer-high", MAX_SAFE_INTEGER + 1, "unsafe-integer"),
+    ("unsafe-integer-low", -MAX_SAFE_INTEGER - 1, "unsafe-integer"),
+    ("tuple", (1, 2), "unsupported-type:tuple"),
+    ("set", {1}, "unsupported-type:set"),
+    ("bytes", b"x", "unsupported-type:bytes"),
+    ("decimal", Decimal("1.5"), "unsupported-type:Decimal"),
+    ("fraction", Fraction(1, 3), "unsupported-type:Fraction"),
+    ("opaque", _Opaque(), "unsupported-type:_Opaque"),
+    ("function", len, "unsupported-type:builtin_function_or_method"),
+    ("dict-subclass", _DictSubclass(a=1), "unsupported-type:_DictSubclass"),
+    ("ordered-dict", OrderedDict(a=1), "unsupported-type:OrderedDict"),
+    ("list-subclass", _ListSubclass([1]), "unsupported-type:_ListSubclass"),
+    ("str-subclass", _StrSubclass("x"), "unsupported-type:_StrSubclass"),
+    ("mapping-proxy", MappingProxyType({"a": 1}), "unsupported-type:mappingproxy"),
+    ("cycle", _cycle(), "cycle"),
+]
+
+
+@pytest.mark.parametrize(("label", "value", "kind"), REJECTED, ids=[case[0] for case in REJECTED])
+def test_every_non_lossless_kind_is_rejected_with_its_reason(label: str, value: Any, kind: str) -> None:
+    """Each rejection names the path and the reason kind (decisions 6)."""
+    wrapped = {"outer": [0, value]}
+    with pytest.raises(NotLosslessJson) as caught:
+        snapshot_json(wrapped)
+    expected_path = ("outer", 1, 0) if kind == "cycle" else ("outer", 1)
+    assert caught.value.rejections == [Rejection(expected_path, kind)]
+    assert not is_lossless_json(wrapped)
+
+
+def test_non_string_key_is_rejected_with_its_path() -> None:
+    with pytest.raises(NotLosslessJson) as caught:
+        snapshot_json({"a": {1: "x"}})
+    assert caught.value.rejections == [Rejection(("a", 1), "non-string-key")]
+
+
+def test_every_rejection_is_reported_in_walk_order() -> None:
+    value = {"a": math.nan, "b": [1, math.inf, (1,)], "c": {"d": -0.0}}
+    kinds = [(r.path, r.kind) for r in iter_rejections(value)]
+    assert kinds == [
+        (("a",), "nan"),
+        (("b", 1), "infinity"),
+        (("b", 2), "unsupported-type:tuple"),
+        (("c", "d"), "negative-zero"),
+    ]
+
+
+def test_accepted_scalars_survive_unchanged() -> None:
+    """Lone surrogates pass (strings are not validated); safe-range integers and finite floats pass."""
+    value = [None, True, False, 0, -1, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 0.0, 1.5, "\ud800", ""]
+    copy = snapshot_json(value)
+    assert copy == value
+    assert [type(item) for item in copy] == [type(item) for item in value]
+
+
+def test_integral_float_stays_float() -> None:
+    """decisions 2: 2.0 stays a float in the value (and prints as 2)."""
+    copy = snapshot_json({"n": 2.0})
+    assert type(copy["n"]) is float
+    assert canonical_json(copy) == '{"n":2}'
+
+
+def test_shared_references_are_copied_separately() -> None:
+    """digest 3.4: acyclic sharing is accepted, the copy does not preserve identity."""
+    shared = {"x": 1}
+    copy = snapshot_json([shared, shared])
+    assert copy == [shared, shared]
+    assert copy[0] is not copy[1]
+    assert copy[0] is not shared
+
+
+def test_snapshot_is_detached_from_the_input() -> None:
+    source = {"a": [1, 2]}
+    copy = snapshot_json(source)
+    source["a"].append(3)
+    assert copy == {"a": [1, 2]}
+
+
+def test_snapshot_orders_keys_as_ecmascript() -> None:
+    """digest 3.6 / decisions 4: array-index keys ascending first, then insertion order."""
+    copy = snapshot_json({"b": 1, "10": 2, "2": 3, "a": 4, "01": 5})
+    assert list(copy) == ["2", "10", "b", "a", "01"]
+    assert es_key_order(["b", "10", "2"]) == ["2", "10", "b"]
+
+
+def test_frozen_values_can_be_snapshot_again() -> None:
+    """decisions 1: the registry's own frozen types are accepted as input."""
+    frozen = snapshot_json({"a": [1, {"b": 2}]})
+    again = snapshot_json(frozen)
+    assert again == frozen
+    assert type(again) is FrozenDict
+
+
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+def test_deep_values_snapshot_without_recursion_limit(depth: int) -> None:
+    """digest 3.1: the walk is iterative."""
+    deep: Any = "leaf"
+    for _ in range(depth):
+        deep = [deep]
+    copy = snapshot_json(deep)
+    node = copy
+    for _ in range(depth):
+        assert type(node) is FrozenList
+        node = node[0]
+    assert node == "leaf"
+
+
+def test_deep_non_lossless_value_reports_its_path() -> None:
+    deep: Any = math.nan
+    for _ in range(2_000):
+        deep = {"k": deep}
+    rejections = list(iter_rejections(deep))
+    assert rejections == [Rejection(("k",) * 2_000, "nan")]
+
+
+def test_deep_cycle_is_detected() -> None:
+    top: dict[str, Any] = {}
+    node = top
+    for _ in range(1_000):
+        child: dict[str, Any] = {}
+        node["k"] = child
+        node = child
+    node["k"] = top
+    assert [r.kind for r in iter_rejections(top)] == ["cycle"]
+
+
+def test_thaw_gives_plain_mutable_copies() -> None:
+    frozen = snapshot_json({"a": [1, {"b": 2}]})
+    plain = thaw(frozen)
+    assert plain == frozen
+    assert type(plain) is dict and type(plain["a"]) is list and type(plain["a"][1]) is dict
+    plain["a"].append(3)
+    assert frozen == {"a": [1, {"b": 2}]}
+
+
+# --- properties -------------------------------------------------------------------------------------
+
+_keys = st.one_of(st.text(max_size=6), st.integers(0, 30).map(str))
+lossless_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
+    | st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: not (x == 0 and math.copysign(1, x) < 0))
+    | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_keys, children, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lossless_values)
+def test_snapshot_equals_its_input(value: Any) -> None:
+    """snapshot(x) == x for lossless values, and the canonical text round-trips through json."""
+    copy = snapshot_json(value)
+    assert copy == value
+    text = canonical_json(copy)
+    parsed = json.loads(text, parse_int=lambda s: int(s) if abs(int(s)) <= MAX_SAFE_INTEGER else float(s))
+    assert canonical_json(parsed) == text
+
+
+_poison = st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 2**53, (1,), {1}, b"x", _Opaque()])
+
+
+@settings(max_examples=200, deadline=None)
+@given(lossless_values, _poison, st.data())
+def test_poison_anywhere_is_rejected(value: Any, poison: Any, data: st.DataObject) -> None:
+    """Any non-lossless value placed anywhere in a lossless value makes it rejected."""
+    containers = [value] if isinstance(value, list | dict) else []
+    place = data.draw(st.sampled_from(["root", "wrap"] if not containers else ["root", "wrap", "inside"]))
+    if place == "root":
+        candidate: Any = poison
+    elif place == "wrap":
+        candidate = {"w": [value, poison]}
+    else:
+        candidate = value
+        if isinstance(candidate, list):
+            candidate.append(poison)
+        else:
+            candidate["poisoned"] = poison
+    assert not is_lossless_json(candidate)
+    with pytest.raises(NotLosslessJson):
+        snapshot_json(candidate)

@@ -1,0 +1,223 @@
+"""Registration checks in order, the disposer, define_tool, and schemas() (digest 1.4-1.14, 12.4, 12.5)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from conftest import call, echo_tool, raw_tool, text_render
+from toolcontract import JsonSchemaError, Output, Registry, ToolDefinition, define_tool
+from toolcontract.errors import DuplicateToolError, ReservedToolNameError, contract_error_name
+
+DECLARATION = 'tool "t" must declare output { schema, render, presentationMeta? }'
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        None,
+        "not a declaration",
+        Output({}, "not callable"),  # type: ignore[arg-type]
+        Output({}, text_render(), presentation_meta="not callable"),  # type: ignore[arg-type]
+        {"schema": {}},
+        {"schema": {}, "render": text_render(), "presentationMeta": 1},
+    ],
+    ids=["missing", "not-an-object", "render-not-callable", "meta-not-callable", "mapping-no-render", "mapping-bad-meta"],
+)
+def test_output_declaration_is_checked_first(output: Any) -> None:
+    """digest 1.4: TypeError with the exact message, before the schema, timeout and name checks."""
+    definition = ToolDefinition("t", "t", {"type": "object"}, output, lambda a, r: 1, timeout_ms=-1)
+    with pytest.raises(TypeError) as caught:
+        Registry().register(definition)
+    assert str(caught.value) == DECLARATION
+    assert contract_error_name(caught.value) == "TypeError"
+
+
+def test_missing_schema_fails_at_the_schema_check() -> None:
+    """digest 1.4/1.5: a declaration without schema passes 1.4 and fails 1.5."""
+    definition = ToolDefinition("t", "t", {}, {"render": text_render()}, lambda a, r: 1)
+    with pytest.raises(JsonSchemaError) as caught:
+        Registry().register(definition)
+    assert str(caught.value) == "unsupported JSON schema: schema must be a schema object"
+    assert (caught.value.name, caught.value.code) == ("JsonSchemaError", "UNSUPPORTED_SCHEMA")
+
+
+def test_unsupported_schema_reports_every_violation() -> None:
+    """digest 1.5: all violations of the raw subset, joined by '; '."""
+    schema = {"type": "string", "pattern": "x", "minLength": 1}
+    with pytest.raises(JsonSchemaError) as caught:
+        Registry().register(raw_tool("t", lambda a, r: "x", schema=schema, timeout_ms=0))
+    assert str(caught.value) == (
+        "unsupported JSON schema: "
+        "schema.pattern is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties"
+        "/items/enum/const + annotations); "
+        "schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties"
+        "/items/enum/const + annotations)"
+    )
+
+
+@pytest.mark.parametrize("timeout", [0, -1, math.inf, math.nan, "5", True])
+def test_bad_timeout_is_rejected_after_the_schema(timeout: Any) -> None:
+    """digest 1.6."""
+    with pytest.raises(TypeError) as caught:
+        Registry().register(raw_tool("t", lambda a, r: 1, timeout_ms=timeout))
+    assert str(caught.value) == 'tool "t" timeoutMs must be a positive finite number'
+
+
+def test_positive_timeout_registers() -> None:
+    Registry().register(raw_tool("t", lambda a, r: 1, timeout_ms=0.5))
+
+
+def test_run_code_is_reserved() -> None:
+    """digest 1.7: unconditional, after the timeout check."""
+    registry = Registry()
+    with pytest.raises(ReservedToolNameError) as caught:
+        registry.register(raw_tool("run_code", lambda a, r: 1))
+    assert str(caught.value) == (
+        'tool name "run_code" is reserved for the Code Mode presentation transport and cannot be registered or shadowed'
+    )
+    assert contract_error_name(caught.value) == "Error"
+    with pytest.raises(TypeError):
+        registry.register(raw_tool("run_code", lambda a, r: 1, timeout_ms=0))
+
+
+def test_duplicates_are_rejected_and_the_disposer_unregisters() -> None:
+    """digest 1.8-1.9."""
+    registry = Registry()
+    dispose = registry.register(echo_tool())
+    with pytest.raises(DuplicateToolError) as caught:
+        registry.register(echo_tool())
+    assert str(caught.value) == (
+        'tool "echo" is already registered (for a per-agent variant, register through that agent\'s `agent.ctx` instead)'
+    )
+    assert contract_error_name(caught.value) == "Error"
+    dispose()
+    assert not registry.has("echo")
+    assert call(registry, "echo", {"text": "x"}).is_error
+    registry.register(echo_tool())
+    dispose()  # a stale disposer does not remove the new registration
+    assert registry.has("echo")
+
+
+def test_change_listener_failure_rolls_the_registration_back() -> None:
+    """digest 1.9."""
+    registry = Registry()
+    seen: list[str] = []
+
+    def listener(name: str) -> None:
+        seen.append(name)
+        if len(seen) == 1:
+            raise RuntimeError("listener refused")
+
+    registry.on_change(listener)
+    with pytest.raises(RuntimeError):
+        registry.register(echo_tool())
+    assert not registry.has("echo")
+    registry.register(echo_tool())
+    assert registry.has("echo")
+    assert seen == ["echo", "echo"]
+
+
+def test_not_checked_at_registration() -> None:
+    """digest 1.10: name format, description, parameters and execute are not checked."""
+    registry = Registry()
+    registry.register(ToolDefinition("", 5, {"default": math.nan}, Output({}, text_render()), None))  # type: ignore[arg-type]
+    assert registry.has("")
+
+
+def test_schemas_projects_name_description_parameters_only() -> None:
+    """digest 12.4: a fresh lossless copy; callbacks, timeout and output never exposed."""
+    registry = Registry()
+    registry.register(echo_tool(timeout_ms=100))
+    schemas = registry.schemas()
+    assert schemas == [
+        {
+            "name": "echo",
+            "description": "Echo text.",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }
+    ]
+    schemas[0]["parameters"]["properties"]["text"]["type"] = "number"
+    assert registry.schemas()[0]["parameters"]["properties"]["text"]["type"] == "string"
+
+
+def test_schemas_rejects_non_lossless_parameters() -> None:
+    """digest 1.10 / 12.4: registration accepts it, only the projection fails."""
+    registry = Registry()
+    registry.register(raw_tool("t", lambda a, r: 1, parameters={"type": "object", "default": math.nan}))
+    with pytest.raises(ValueError) as caught:
+        registry.schemas()
+    assert str(caught.value) == 'tool "t" parameters must be lossless JSON before schema projection'
+
+
+def test_define_tool_checks_timeout_before_compiling() -> None:
+    """digest 1.11."""
+    with pytest.raises(ValueError) as caught:
+        echo_tool(timeout_ms=0, parameters={"x": {"type": "nope"}})
+    assert str(caught.value) == "defineTool(echo): timeoutMs must be a positive finite number"
+    assert contract_error_name(caught.value) == "Error"
+
+
+def test_define_tool_compiles_parameters_then_output() -> None:
+    """digest 1.11: parameters are compiled (path ``parameters``) before the output schema (path ``schema``)."""
+    with pytest.raises(JsonSchemaError) as caught:
+        echo_tool(parameters={"x": {"type": "nope"}}, output=Output({"type": "nope"}, text_render()))
+    assert "parameters.x.type must be" in str(caught.value)
+    with pytest.raises(JsonSchemaError) as caught:
+        echo_tool(output=Output({"type": "object"}, text_render()))
+    assert str(caught.value) == "unsupported JSON schema: schema.additionalProperties must be explicitly true or false"
+
+
+def test_define_tool_soft_projections() -> None:
+    """digest 1.13: present_call / present_result / is_concurrency_safe never raise on bad arguments."""
+    definition = echo_tool(
+        parameters={"text": {"type": "string", "required": True}},
+        present_call=lambda args: f"echo {args['text']}",
+        present_result=lambda args, result: "shown",
+        is_concurrency_safe=lambda args: True,
+    )
+    assert definition.present_call is not None and definition.present_result is not None
+    assert definition.is_concurrency_safe is not None
+    assert definition.present_call({"text": "hi"}) == "echo hi"
+    assert definition.present_call({"text": 1}) is None
+    assert definition.present_result({}, None) is None
+    assert definition.is_concurrency_safe({"text": "x"}) is True
+    assert definition.is_concurrency_safe({}) is False
+
+
+def test_execution_mode() -> None:
+    """digest 12.5: parallel only for exactly True; a raise means exclusive."""
+    registry = Registry()
+
+    def raising(args: Any) -> bool:
+        raise RuntimeError("no")
+
+    registry.register(raw_tool("yes", lambda a, r: 1, is_concurrency_safe=lambda args: True))
+    registry.register(raw_tool("truthy", lambda a, r: 1, is_concurrency_safe=lambda args: 1))
+    registry.register(raw_tool("raises", lambda a, r: 1, is_concurrency_safe=raising))
+    registry.register(raw_tool("none", lambda a, r: 1))
+    assert registry.execution_mode("yes", {}) == "parallel"
+    assert registry.execution_mode("truthy", {}) == "exclusive"
+    assert registry.execution_mode("raises", {}) == "exclusive"
+    assert registry.execution_mode("none", {}) == "exclusive"
+    assert registry.execution_mode("missing", {}) == "exclusive"
+
+
+def test_content_fixture_style_tool_value_is_content() -> None:
+    """digest 1.14: an identity renderer over ``array of json`` makes the value the content."""
+    registry = Registry()
+    blocks = [{"type": "text", "text": "done"}]
+    registry.register(
+        define_tool(
+            name="blocks",
+            description="",
+            parameters={},
+            output=Output({"type": "array", "items": {"type": "json"}}, lambda args, value: value),
+            execute=lambda args, run: blocks,
+        )
+    )
+    result = call(registry, "blocks")
+    assert not result.is_error
+    assert result.value == blocks and result.content == blocks

@@ -1,0 +1,653 @@
+"""The tool registry: registration checks and the execution pipeline of the canonical output contract.
+
+A call flows one way: arguments snapshot → pre-execute → guards → around wrappers → body → value
+normalization → post-execute → finish (materialize, ``finalize_content``) → result observers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import math
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+from toolcontract.content import error_content, text_of_block
+from toolcontract.decisions import (
+    Accept,
+    Allow,
+    ApprovalRequest,
+    Ask,
+    Block,
+    Deny,
+    PostExecuteDecision,
+    PreExecuteDecision,
+)
+from toolcontract.definition import Output, ToolDefinition
+from toolcontract.errors import (
+    ABORTED,
+    ABORTED_BEFORE_DISPATCH,
+    DuplicateToolError,
+    HarnessError,
+    ReservedToolNameError,
+    ToolNotFoundError,
+    ToolOutputError,
+    error_message,
+)
+from toolcontract.execution import Call, ToolExecution
+from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, snapshot_json, thaw
+from toolcontract.result import ABSENT, DispatchToken, ErrorInfo, ToolError, ToolFailure, ToolResult, ToolSuccess
+from toolcontract.schema import Validator, assert_supported_schema, compile_validator
+from toolcontract.signal import fuse_signals
+
+__all__ = [
+    "Disposer",
+    "ExecuteWrapper",
+    "Guard",
+    "PostExecuteListener",
+    "PreExecuteListener",
+    "Registry",
+    "ResultObserver",
+]
+
+logger = logging.getLogger("toolcontract")
+
+Disposer: TypeAlias = Callable[[], None]
+PreExecuteListener: TypeAlias = Callable[
+    [ToolExecution, Callable[[], Awaitable[PreExecuteDecision]]], Any
+]
+"""``(run, next) -> decision``: call ``await next()`` to delegate inward; return without it to veto."""
+Guard: TypeAlias = Callable[[ToolExecution], Any]
+"""``(run) -> reason | None``: the first guard returning a reason denies the call."""
+ExecuteWrapper: TypeAlias = Callable[[ToolExecution, Callable[[], Awaitable[ToolResult]]], Any]
+"""``(run, next) -> result``: an around wrapper; may replace ``run.signal`` around ``next()``."""
+PostExecuteListener: TypeAlias = Callable[
+    [ToolExecution, ToolResult, Callable[[], Awaitable[PostExecuteDecision]]], Any
+]
+"""``(run, result, next) -> decision``: accept (optionally replacing content or value) or block."""
+ResultObserver: TypeAlias = Callable[[ToolExecution, ToolResult], Any]
+"""``(run, result) -> None``: sees every final result; its failures are logged and contained."""
+ApprovalHook: TypeAlias = Callable[[ApprovalRequest], Any]
+"""``(request) -> "allowed-once" | "rejected" | "cancelled" | "unavailable"``."""
+
+RESERVED_NAME: Final = "run_code"
+_ARGUMENTS_NOT_LOSSLESS: Final = "tool execution arguments must be losslessly JSON-serializable"
+_RESULT_NOT_LOSSLESS: Final = "tool result must be losslessly JSON-serializable"
+_CONTAINED: Final = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
+
+
+@dataclass(frozen=True, slots=True)
+class _RegisteredTool:
+    definition: ToolDefinition
+    output: Output
+    validator: Validator
+
+
+class _CallState:
+    """Per-call bookkeeping the pipeline needs beyond the execution object."""
+
+    __slots__ = ("body_invoked", "caller_signal", "finalizer")
+
+    def __init__(self, finalizer: Any, caller_signal: Any) -> None:
+        self.finalizer = finalizer
+        self.caller_signal = caller_signal
+        self.body_invoked = False
+
+    @property
+    def caller_cancelled(self) -> bool:
+        return self.caller_signal is not None and self.caller_signal.aborted
+
+
+async def _settle(produced: Any) -> Any:
+    """Await ``produced`` when it is awaitable (hooks and bodies may be plain or ``async``)."""
+    if inspect.isawaitable(produced):
+        return await produced
+    return produced
+
+
+def _is_positive_finite(number: object) -> bool:
+    return type(number) in (int, float) and math.isfinite(number) and number > 0  # type: ignore[arg-type,operator]
+
+
+def _output_declaration(output: object) -> Output | None:
+    """The declaration as an :class:`Output`, or ``None`` when it is not one (digest 1.4)."""
+    if isinstance(output, Output):
+        declared = output
+    elif isinstance(output, Mapping):
+        projector = output.get("presentation_meta", output.get("presentationMeta"))
+        declared = Output(output.get("schema"), output.get("render"), projector)  # type: ignore[arg-type]
+    else:
+        return None
+    if not callable(declared.render):
+        return None
+    if declared.presentation_meta is not None and not callable(declared.presentation_meta):
+        return None
+    return declared
+
+
+def tool_error_result(thrown: object) -> ToolFailure:
+    """The failure for a raised (or otherwise thrown) value: its message, ``info`` for HarnessErrors only."""
+    message = error_message(thrown)
+    info = None
+    if isinstance(thrown, HarnessError):
+        name, code = thrown.name, thrown.code
+        info = ErrorInfo(name if type(name) is str else str(name), code if type(code) is str else str(code))
+    return ToolFailure(ToolError(message, info), error_content(message))
+
+
+def _aborted_result(code: str, contexts: Any = ABSENT) -> ToolFailure:
+    message = "tool call aborted before dispatch" if code == ABORTED_BEFORE_DISPATCH else "tool call aborted"
+    return ToolFailure(ToolError(message, ErrorInfo("AbortError", code)), error_content(message), ABSENT, contexts)
+
+
+def _concat_contexts(first: Any, second: Any) -> Any:
+    if first is ABSENT and second is ABSENT:
+        return ABSENT
+    return [*(first if first is not ABSENT else ()), *(second if second is not ABSENT else ())]
+
+
+def _blocked_message(feedback: Any) -> str:
+    if not isinstance(feedback, list):
+        raise TypeError("tools/post-execute block feedback must be a list of content blocks")
+    derived = "\n".join(text_of_block(block) for block in feedback)
+    return derived or "tool result blocked by post-execute policy"
+
+
+class _Final:
+    """A result that skips post-execute (a *final-result*); plain results are *post-results*."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: ToolResult) -> None:
+        self.result = result
+
+
+class Registry:
+    """A tool registry implementing the canonical tool output contract.
+
+    ``approval`` resolves ``Ask`` decisions; without it they are denied.
+    """
+
+    def __init__(self, *, approval: ApprovalHook | None = None) -> None:
+        self._tools: dict[str, _RegisteredTool] = {}
+        self._approval = approval
+        self._pre_execute: list[PreExecuteListener] = []
+        self._guards: list[Guard] = []
+        self._wrappers: list[ExecuteWrapper] = []
+        self._post_execute: list[PostExecuteListener] = []
+        self._observers: list[ResultObserver] = []
+        self._change_listeners: list[Callable[[str], Any]] = []
+        # which call's token each result object was built for (7.1); identity-keyed, weak
+        self._bound: weakref.WeakKeyDictionary[ToolResult, DispatchToken] = weakref.WeakKeyDictionary()
+        # results whose every part is already a frozen snapshot, so finishing them copies nothing
+        self._sealed: weakref.WeakSet[ToolResult] = weakref.WeakSet()
+        self._pending_observers: set[asyncio.Future[Any]] = set()
+
+    # --- registration ---------------------------------------------------------------------------
+
+    def register(self, definition: ToolDefinition) -> Disposer:
+        """Register a tool (checks of digest 1.4-1.8, in order); returns the disposer that unregisters it."""
+        name = definition.name
+        output = _output_declaration(getattr(definition, "output", None))
+        if output is None:
+            raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentationMeta? }}')
+        assert_supported_schema(output.schema)
+        timeout_ms = getattr(definition, "timeout_ms", None)
+        if timeout_ms is not None and not _is_positive_finite(timeout_ms):
+            raise TypeError(f'tool "{name}" timeoutMs must be a positive finite number')
+        if name == RESERVED_NAME:
+            raise ReservedToolNameError(
+                f'tool name "{RESERVED_NAME}" is reserved for the Code Mode presentation transport '
+                "and cannot be registered or shadowed"
+            )
+        if name in self._tools:
+            raise DuplicateToolError(
+                f'tool "{name}" is already registered (for a per-agent variant, register through that '
+                "agent's `agent.ctx` instead)"
+            )
+        schema = snapshot_json(output.schema)
+        entry = _RegisteredTool(definition, Output(schema, output.render, output.presentation_meta), compile_validator(schema))
+        self._tools[name] = entry
+        try:
+            for listener in list(self._change_listeners):
+                listener(name)
+        except BaseException:
+            self._tools.pop(name, None)
+            raise
+
+        def dispose() -> None:
+            if self._tools.get(name) is entry:
+                del self._tools[name]
+                for listener in list(self._change_listeners):
+                    try:
+                        listener(name)
+                    except Exception as error:  # a disposal cannot be rolled back; report and go on
+                        logger.warning('tools/change listener failed on disposing "%s": %s', name, error_message(error))
+
+        return dispose
+
+    def on_change(self, listener: Callable[[str], Any]) -> Disposer:
+        """Call ``listener(name)`` on every registration and disposal; a raise rolls a registration back."""
+        return self._add(self._change_listeners, listener, prepend=False)
+
+    def has(self, name: str) -> bool:
+        """True when a tool of that name is registered."""
+        return name in self._tools
+
+    def definition(self, name: str) -> ToolDefinition | None:
+        """The registered definition of that name, if any."""
+        entry = self._tools.get(name)
+        return entry.definition if entry else None
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """``{name, description, parameters}`` of every tool; fresh lossless copies (digest 12.4)."""
+        projected = []
+        for name, entry in self._tools.items():
+            try:
+                parameters = thaw(snapshot_json(entry.definition.parameters))
+            except NotLosslessJson:
+                raise ValueError(f'tool "{name}" parameters must be lossless JSON before schema projection') from None
+            projected.append({"name": name, "description": entry.definition.description, "parameters": parameters})
+        return projected
+
+    def execution_mode(self, name: str, arguments: JsonValue) -> str:
+        """``"parallel"`` only when the tool's ``is_concurrency_safe(arguments)`` is exactly ``True``."""
+        entry = self._tools.get(name)
+        check = entry.definition.is_concurrency_safe if entry else None
+        if check is None:
+            return "exclusive"
+        try:
+            return "parallel" if check(arguments) is True else "exclusive"
+        except Exception:
+            return "exclusive"
+
+    # --- hooks ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _add(hooks: list[Any], hook: Any, *, prepend: bool) -> Disposer:
+        if prepend:
+            hooks.insert(0, hook)
+        else:
+            hooks.append(hook)
+
+        def dispose() -> None:
+            if hook in hooks:
+                hooks.remove(hook)
+
+        return dispose
+
+    def on_pre_execute(self, listener: PreExecuteListener, *, prepend: bool = False) -> Disposer:
+        """Add a pre-execute listener (outermost first in registration order; ``prepend`` makes it outermost)."""
+        return self._add(self._pre_execute, listener, prepend=prepend)
+
+    def add_guard(self, guard: Guard) -> Disposer:
+        """Add a guard; guards run in registration order and only after an ``Allow``."""
+        return self._add(self._guards, guard, prepend=False)
+
+    def on_execute(self, wrapper: ExecuteWrapper, *, prepend: bool = False) -> Disposer:
+        """Add an around wrapper of the body stage."""
+        return self._add(self._wrappers, wrapper, prepend=prepend)
+
+    def on_post_execute(self, listener: PostExecuteListener, *, prepend: bool = False) -> Disposer:
+        """Add a post-execute listener."""
+        return self._add(self._post_execute, listener, prepend=prepend)
+
+    def on_result(self, observer: ResultObserver) -> Disposer:
+        """Add a result observer; it sees the same frozen result ``execute`` returns."""
+        return self._add(self._observers, observer, prepend=False)
+
+    # --- the pipeline ----------------------------------------------------------------------------
+
+    async def execute(self, call: Call) -> ToolResult:
+        """Run one call through the whole pipeline; never raises for anything a tool or hook does."""
+        token = DispatchToken()
+        call_id, name, caller_signal = call.call_id, call.name, call.signal
+        root_call_id = call.root_call_id if call.root_call_id is not None else call_id
+        run = ToolExecution(token, call_id, root_call_id, name, call.agent, call.parent, caller_signal)
+        visible = self._tools.get(name)
+        # captured before the argument snapshot, so even an argument failure is finalized (digest 12.2)
+        state = _CallState(visible.definition.finalize_content if visible else None, caller_signal)
+        outcome: ToolResult | _Final
+        try:
+            object.__setattr__(run, "arguments", snapshot_json(call.arguments))
+        except NotLosslessJson:
+            outcome = _Final(tool_error_result(TypeError(_ARGUMENTS_NOT_LOSSLESS)))
+        else:
+            if state.caller_cancelled:
+                outcome = _Final(_aborted_result(ABORTED_BEFORE_DISPATCH))
+            else:
+                outcome = await self._dispatch(run, state)
+        if isinstance(outcome, _Final):
+            candidate = outcome.result
+        else:
+            candidate = await self._post(run, state, outcome)
+        result = await self._finish(run, state, candidate)
+        object.__setattr__(run, "_frozen", True)
+        self._notify(run, result)
+        return result
+
+    async def _dispatch(self, run: ToolExecution, state: _CallState) -> ToolResult | _Final:
+        try:
+            decision = await self._pre_execute_decision(run)
+            approval_cancelled = False
+            if isinstance(decision, Ask):
+                decision, approval_cancelled = await self._resolve_ask(run, state, decision)
+            if approval_cancelled and state.caller_cancelled:
+                return _aborted_result(ABORTED_BEFORE_DISPATCH)
+            denial: str | None
+            if isinstance(decision, Allow):
+                denial = await self._guard_denial(run)
+            elif isinstance(decision, Deny):
+                denial = decision.reason if type(decision.reason) is str else error_message(decision.reason)
+            else:
+                raise TypeError(f"tools/pre-execute returned {type(decision).__name__}, not a decision")
+            if denial is not None:
+                return self._materialize(ToolFailure(ToolError(denial), error_content(denial)))
+            if state.caller_cancelled:
+                return _aborted_result(ABORTED_BEFORE_DISPATCH)
+        except _CONTAINED:
+            raise
+        except BaseException as thrown:
+            return _Final(tool_error_result(thrown))
+        try:
+            result = await self._around(run, state)
+            result = self._normalize_dispatch_result(run, state, result)
+            deferred = run._deferred
+            if deferred:
+                result = self._with_contexts(run, result, _concat_contexts(list(deferred), result.additional_contexts))
+            if state.caller_cancelled and not result.is_error:
+                return self._cancellation(state, result)
+            return result
+        except _CONTAINED:
+            raise
+        except BaseException as thrown:
+            return _Final(tool_error_result(thrown))
+
+    async def _pre_execute_decision(self, run: ToolExecution) -> Any:
+        listeners = self._pre_execute
+        if not listeners:
+            return Allow()
+        chain = list(listeners)
+
+        async def step(index: int) -> Any:
+            if index == len(chain):
+                return Allow()
+            return await _settle(chain[index](run, lambda: step(index + 1)))
+
+        return await step(0)
+
+    async def _resolve_ask(self, run: ToolExecution, state: _CallState, ask: Ask) -> tuple[PreExecuteDecision, bool]:
+        name = run.name
+        if self._approval is None:
+            reason = ask.reason if ask.reason is not None else f'tool "{name}" requires approval (not yet supported)'
+            return Deny(reason), False
+        if run.agent is None:
+            return Deny(f'tool "{name}" requires approval, but the call has no agent to route it through'), False
+        request = ApprovalRequest(run.agent, name, run.call_id, ask.reason, state.caller_signal)
+        outcome = await _settle(self._approval(request))
+        if outcome == "allowed-once":
+            return Allow(), False
+        if outcome == "rejected":
+            return Deny(f'the user rejected tool "{name}"'), False
+        if outcome == "cancelled":
+            return Deny(f'approval for tool "{name}" was cancelled'), True
+        if outcome == "unavailable":
+            return Deny(f'tool "{name}" requires approval, but no approval channel is available'), False
+        try:
+            shown = canonical_json(outcome)
+        except Exception:
+            shown = repr(outcome)
+        raise ValueError(f"unreachable variant in ApprovalOutcome: {shown}")
+
+    async def _guard_denial(self, run: ToolExecution) -> str | None:
+        for guard in list(self._guards):
+            reason = await _settle(guard(run))
+            if reason is not None:
+                return reason if type(reason) is str else error_message(reason)
+        return None
+
+    async def _around(self, run: ToolExecution, state: _CallState) -> Any:
+        wrappers = self._wrappers
+        if not wrappers:
+            return await self._body_stage(run, state)
+        chain = list(wrappers)
+
+        async def step(index: int) -> Any:
+            if index == len(chain):
+                return await self._body_stage(run, state)
+            return await _settle(chain[index](run, lambda: step(index + 1)))
+
+        return await step(0)
+
+    async def _body_stage(self, run: ToolExecution, state: _CallState) -> ToolResult:
+        wrapper_signal = run.signal
+        fused, unlink = fuse_signals(state.caller_signal, wrapper_signal)
+        try:
+            if fused.aborted:
+                return _aborted_result(ABORTED_BEFORE_DISPATCH)
+            object.__setattr__(run, "signal", fused)
+            try:
+                entry = self._tools.get(run.name)
+                if entry is None:
+                    raise ToolNotFoundError(run.name)
+                state.body_invoked = True
+                produced = entry.definition.execute(run.arguments, run)
+                if inspect.isawaitable(produced):
+                    produced = await produced
+                result = self._create_success(run, entry, produced)
+                if fused.aborted:
+                    return _aborted_result(ABORTED)
+                return result
+            except _CONTAINED:
+                raise
+            except BaseException as thrown:
+                return tool_error_result(thrown)
+            finally:
+                object.__setattr__(run, "signal", wrapper_signal)
+        finally:
+            unlink()
+
+    def _create_success(self, run: ToolExecution, entry: _RegisteredTool, candidate: Any) -> ToolSuccess:
+        """Normalize a candidate value into a bound, frozen success (digest 4.1); raises ToolOutputError."""
+        name = entry.definition.name
+        try:
+            value = snapshot_json(candidate)
+        except NotLosslessJson:
+            raise ToolOutputError(name, ["value is not lossless JSON"]) from None
+        violations = entry.validator.violations(value, "value")
+        if violations:
+            raise ToolOutputError(name, violations)
+        arguments = run.arguments
+        output = entry.output
+        content = self._project(name, "render", output.render, arguments, value)
+        meta: Any = ABSENT
+        if run.parent is None and output.presentation_meta is not None:
+            meta = self._project(name, "presentationMeta", output.presentation_meta, arguments, value)
+        result = ToolSuccess(value, content, meta, ABSENT, run._concluded)
+        self._bound[result] = run.token
+        self._sealed.add(result)
+        return result
+
+    @staticmethod
+    def _project(name: str, projector: str, function: Callable[..., Any], arguments: Any, value: Any) -> Any:
+        try:
+            produced = function(arguments, value)
+        except _CONTAINED:
+            raise
+        except BaseException as thrown:
+            raise ToolOutputError(name, [f"output.{projector} failed: {error_message(thrown)}"]) from None
+        try:
+            return snapshot_json(produced)
+        except NotLosslessJson:
+            raise ToolOutputError(name, [f"output.{projector} returned non-lossless JSON"]) from None
+
+    def _normalize_dispatch_result(self, run: ToolExecution, state: _CallState, result: Any) -> ToolResult:
+        """Trust only this call's own result object; copy foreign failures, re-normalize foreign successes."""
+        if isinstance(result, ToolSuccess | ToolFailure) and self._bound.get(result) is run.token:
+            return result
+        if isinstance(result, ToolFailure):
+            copied = ToolFailure(result.error, result.content, result.meta, result.additional_contexts)
+            self._bound[copied] = run.token
+            return copied
+        if isinstance(result, ToolSuccess):
+            entry = self._tools.get(run.name)
+            if entry is None:
+                raise ToolNotFoundError(run.name)
+            renormalized = self._create_success(run, entry, result.value)
+            if result.additional_contexts is not ABSENT:
+                renormalized = self._with_contexts(run, renormalized, result.additional_contexts)
+            return renormalized
+        raise TypeError(f"tools/execute returned {type(result).__name__}, not a tool result")
+
+    def _with_contexts(self, run: ToolExecution, result: ToolResult, contexts: Any) -> ToolResult:
+        replaced: ToolResult
+        if isinstance(result, ToolSuccess):
+            replaced = ToolSuccess(result.value, result.content, result.meta, contexts, result.concludes_turn)
+        else:
+            replaced = ToolFailure(result.error, result.content, result.meta, contexts)
+        self._bound[replaced] = run.token
+        return replaced
+
+    def _cancellation(self, state: _CallState, result: ToolResult) -> ToolFailure:
+        code = ABORTED if state.body_invoked else ABORTED_BEFORE_DISPATCH
+        return _aborted_result(code, result.additional_contexts)
+
+    async def _post(self, run: ToolExecution, state: _CallState, result: ToolResult) -> ToolResult:
+        try:
+            decision = await self._post_execute_decision(run, result)
+            updated: ToolResult
+            if isinstance(decision, Block):
+                feedback = decision.feedback
+                contexts = decision.additional_contexts
+                if contexts is not ABSENT and not contexts:
+                    contexts = ABSENT
+                updated = ToolFailure(ToolError(_blocked_message(feedback)), feedback, ABSENT, contexts)
+            elif isinstance(decision, Accept):
+                replaces_content = decision.content is not ABSENT
+                replaces_value = decision.value is not ABSENT
+                if replaces_content and replaces_value:
+                    raise TypeError("tools/post-execute accept decision cannot replace both value and content")
+                contexts = _concat_contexts(result.additional_contexts, decision.additional_contexts)
+                if replaces_value:
+                    if result.is_error:
+                        raise TypeError("tools/post-execute cannot replace the value of a failed result")
+                    entry = self._tools.get(run.name)
+                    if entry is None:
+                        raise ToolNotFoundError(run.name)
+                    updated = self._create_success(run, entry, decision.value)
+                    if contexts is not ABSENT:
+                        updated = self._with_contexts(run, updated, contexts)
+                elif replaces_content or decision.additional_contexts is not ABSENT:
+                    content = decision.content if replaces_content else result.content
+                    if isinstance(result, ToolSuccess):
+                        updated = ToolSuccess(result.value, content, result.meta, contexts, result.concludes_turn)
+                    else:
+                        updated = ToolFailure(result.error, content, result.meta, contexts)
+                    self._bound[updated] = run.token
+                else:
+                    updated = result
+            else:
+                updated = result  # an unknown decision falls through to a plain accept
+            if state.caller_cancelled and not updated.is_error:
+                return self._cancellation(state, updated)
+            return updated
+        except _CONTAINED:
+            raise
+        except BaseException as thrown:
+            return tool_error_result(thrown)
+
+    async def _post_execute_decision(self, run: ToolExecution, result: ToolResult) -> Any:
+        listeners = self._post_execute
+        if not listeners:
+            return Accept()
+        chain = list(listeners)
+
+        async def step(index: int) -> Any:
+            if index == len(chain):
+                return Accept()
+            return await _settle(chain[index](run, result, lambda: step(index + 1)))
+
+        return await step(0)
+
+    async def _finish(self, run: ToolExecution, state: _CallState, candidate: ToolResult) -> ToolResult:
+        try:
+            result = self._materialize(candidate)
+        except _CONTAINED:
+            raise
+        except BaseException as thrown:
+            result = self._materialize(tool_error_result(thrown))
+        finalizer = state.finalizer
+        if finalizer is None:
+            return result
+        try:
+            replacement = await _settle(finalizer(run, result))
+            if replacement is not None:
+                if isinstance(result, ToolSuccess):
+                    changed: ToolResult = ToolSuccess(
+                        result.value, replacement, result.meta, result.additional_contexts, result.concludes_turn
+                    )
+                else:
+                    changed = ToolFailure(result.error, replacement, result.meta, result.additional_contexts)
+                result = self._materialize(changed)
+        except _CONTAINED:
+            raise
+        except BaseException as thrown:
+            result = self._materialize(tool_error_result(thrown))
+        return result
+
+    def _materialize(self, candidate: ToolResult) -> ToolResult:
+        """The final, deep-frozen form of a result (digest 5.3); raises TypeError for non-JSON parts."""
+        if candidate in self._sealed:
+            return candidate
+        try:
+            content = snapshot_json(candidate.content)
+            meta = candidate.meta if candidate.meta is ABSENT else snapshot_json(candidate.meta)
+            contexts = candidate.additional_contexts
+            if contexts is not ABSENT:
+                contexts = snapshot_json(contexts)
+            if isinstance(candidate, ToolSuccess):
+                materialized: ToolResult = ToolSuccess(
+                    candidate.value, content, meta, contexts, candidate.concludes_turn is True
+                )
+            else:
+                error = candidate.error
+                if not isinstance(error, ToolError):
+                    raise TypeError(_RESULT_NOT_LOSSLESS)
+                snapshot_json(error.message)
+                info = error.info
+                if info is not None and not (isinstance(info, ErrorInfo)):
+                    raise TypeError(_RESULT_NOT_LOSSLESS)
+                materialized = ToolFailure(error, content, meta, contexts)
+        except NotLosslessJson:
+            raise TypeError(_RESULT_NOT_LOSSLESS) from None
+        self._sealed.add(materialized)
+        return materialized
+
+    def _notify(self, run: ToolExecution, result: ToolResult) -> None:
+        for observer in list(self._observers):
+            try:
+                produced = observer(run, result)
+            except _CONTAINED:
+                raise
+            except BaseException as thrown:
+                self._observer_failed(run, thrown)
+                continue
+            if inspect.isawaitable(produced):
+                future = asyncio.ensure_future(produced)
+                self._pending_observers.add(future)
+                future.add_done_callback(lambda done, run=run: self._observer_settled(run, done))  # type: ignore[misc]
+
+    def _observer_settled(self, run: ToolExecution, future: asyncio.Future[Any]) -> None:
+        self._pending_observers.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            self._observer_failed(run, future.exception())
+
+    @staticmethod
+    def _observer_failed(run: ToolExecution, thrown: object) -> None:
+        logger.warning(
+            'tool "%s" (%s): tools/result observer failed: %s', run.name, run.call_id, error_message(thrown)
+        )
+
