@@ -1,0 +1,52 @@
+"""Lazy value paths and the texts of value violations (digest 1.25-1.31).
+
+A path is the root label (a ``str``) or a ``(parent, key)`` pair: a ``str`` key is a property, an ``int``
+key an array index. Validation passes pairs down and renders a path to text only when it reports a violation.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+__all__ = [
+    "ValuePath",
+    "missing_required",
+    "must_be",
+    "not_declared",
+    "render_path",
+]
+
+ValuePath: TypeAlias = "str | tuple[ValuePath, str | int]"
+
+
+def render_path(path: ValuePath) -> str:
+    """Path text: ``parent.key`` (``key`` under the root ``""``), ``parent[i]``; ``""`` is ``arguments``."""
+    keys: list[str | int] = []
+    while type(path) is tuple:
+        path, key = path
+        keys.append(key)
+    assert type(path) is str
+    text = path
+    for key in reversed(keys):
+        if type(key) is int:
+            text = f"{text}[{key}]"
+        elif text == "":
+            text = str(key)
+        else:
+            text = f"{text}.{key}"
+    return text or "arguments"
+
+
+def must_be(path: ValuePath, what: str) -> str:
+    """``"<path>" must be <what>``: the form of every per-node value violation."""
+    return f'"{render_path(path)}" must be {what}'
+
+
+def missing_required(path: ValuePath, key: str) -> str:
+    """The violation for a required property that the object lacks (digest 1.27)."""
+    return f'missing required property "{render_path((path, key))}"'
+
+
+def not_declared(path: ValuePath, key: str) -> str:
+    """The violation for an undeclared key of a closed object (digest 1.27)."""
+    return f'"{render_path((path, key))}" is not a declared property (additionalProperties: false)'

@@ -1,0 +1,70 @@
+"""The subset validator: a supported schema compiled once, then run on any value (digest 1.25-1.32)."""
+
+from __future__ import annotations
+
+from toolcontract._schema_closures import compile_closures
+from toolcontract._schema_deep import CLOSURE_HEIGHT, collect_iteratively
+from toolcontract._schema_nodes import SchemaNode, build_nodes
+from toolcontract._schema_subset import schema_violations
+from toolcontract.errors import JsonSchemaError
+from toolcontract.jsonvalue import JsonValue
+
+__all__ = ["Validator", "compile_validator"]
+
+
+class Validator:
+    """A compiled subset schema. Build it with :func:`compile_validator`, once per schema.
+
+    Total: neither method raises, whatever the value (NaN, tuples, unknown objects, cycles, deep nesting). A
+    value that is not lossless JSON is reported where the contract says (digest 1.26-1.31).
+    """
+
+    __slots__ = ("_collect", "_node", "_shallow", "_valid")
+
+    def __init__(self, node: SchemaNode) -> None:
+        self._node = node
+        self._valid = node.valid
+        self._collect = node.collect
+        self._shallow = node.depth <= CLOSURE_HEIGHT
+
+    def violations(self, value: object, root: str = "value") -> list[str]:
+        """Every violation of ``value``, in the contract's order; ``[]`` when it is valid.
+
+        ``root`` labels the value in messages (``"value"`` for tool output). The empty root ``""`` is for
+        arguments: it renders as ``arguments`` and its properties as bare ``key`` (digest 1.25).
+        """
+        if self._shallow:
+            try:
+                if self._valid(value):
+                    return []
+                out: list[str] = []
+                self._collect(value, root, out)
+                return out
+            except Exception:
+                # Only a RecursionError (a caller already deep in the stack) lands here in practice.
+                pass
+        return collect_iteratively(self._node, value, root)
+
+    def is_valid(self, value: object) -> bool:
+        """True when ``value`` has no violation (the fast path: nothing is allocated)."""
+        if self._shallow:
+            try:
+                return self._valid(value)
+            except Exception:
+                pass
+        return not collect_iteratively(self._node, value, "value")
+
+
+def compile_validator(schema: JsonValue) -> Validator:
+    """Compile a raw schema of the supported subset into a :class:`Validator`.
+
+    Raises :class:`JsonSchemaError` (every violation) when the schema is outside the subset: the validator's
+    behaviour is defined only for supported schemas.
+    """
+    violations = schema_violations(schema)
+    if violations:
+        raise JsonSchemaError(violations)
+    root, nodes = build_nodes(schema)
+    for node in nodes:
+        compile_closures(node)
+    return Validator(root)
