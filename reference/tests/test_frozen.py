@@ -12,7 +12,6 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from toolcontract.frozen import FrozenDict, FrozenError, FrozenList
 from toolcontract.jsonvalue import canonical_json, snapshot_json
 
@@ -116,8 +115,10 @@ def _containers(value: Any) -> list[Any]:
 
 nested_values = st.recursive(
     st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=5),
-    lambda children: st.lists(children, min_size=1, max_size=3)
-    | st.dictionaries(st.text(max_size=3), children, min_size=1, max_size=3),
+    lambda children: (
+        st.lists(children, min_size=1, max_size=3)
+        | st.dictionaries(st.text(max_size=3), children, min_size=1, max_size=3)
+    ),
     max_leaves=20,
 )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from conftest import call, echo_tool, raw_tool
 from toolcontract import Accept, Block, Output, Registry, ToolExecution, ToolFailure, ToolSuccess
 from toolcontract.result import ToolError
@@ -87,7 +86,15 @@ HOSTILE_VALUES = [
     lambda: {"ok": [1, {"deep": Explosive()}]},
     lambda: ClassLiar(),
 ]
-HOSTILE_IDS = ["explosive", "lying-dict", "lying-list", "explosive-value", "explosive-item", "deep", "class-liar"]
+HOSTILE_IDS = [
+    "explosive",
+    "lying-dict",
+    "lying-list",
+    "explosive-value",
+    "explosive-item",
+    "deep",
+    "class-liar",
+]
 
 
 @pytest.mark.parametrize("hostile", HOSTILE_VALUES, ids=HOSTILE_IDS)

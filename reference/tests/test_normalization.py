@@ -7,7 +7,6 @@ import math
 from typing import Any
 
 import pytest
-
 from conftest import call, echo_tool, plain, raw_tool, text_render
 from toolcontract import (
     ABSENT,
@@ -92,7 +91,12 @@ def test_invalid_args_come_from_define_tool_and_reach_post_execute() -> None:
     posts: list[Any] = []
     registry = Registry()
     registry.register(
-        echo_tool(parameters={"text": {"type": "string", "required": True}, "tags": {"type": "array", "items": {"type": "string"}}})
+        echo_tool(
+            parameters={
+                "text": {"type": "string", "required": True},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            }
+        )
     )
     registry.on_post_execute(lambda run, result, nxt: (posts.append(result), nxt())[1])
     result = call(registry, "echo", {"tags": ["a", 1]})
@@ -129,7 +133,9 @@ def test_raw_tools_are_not_validated() -> None:
     """digest 2.4: raw definitions receive whatever snapshot was made."""
     seen: list[Any] = []
     registry = Registry()
-    registry.register(raw_tool("t", lambda args, run: seen.append(args) or 1, parameters={"type": "object", "required": ["x"]}))
+    registry.register(
+        raw_tool("t", lambda args, run: seen.append(args) or 1, parameters={"type": "object", "required": ["x"]})
+    )
     assert not call(registry, "t", [1, 2]).is_error
     assert seen == [[1, 2]]
 
@@ -368,10 +374,22 @@ def test_final_result_is_deep_frozen() -> None:
         run.defer_context({"id": "d", "text": "t"})
         return {"a": [1]}
 
-    registry.register(raw_tool("t", body, output=Output({}, lambda a, v: [{"type": "text", "text": "x"}], lambda a, v: {"m": [1]})))
+    registry.register(
+        raw_tool(
+            "t",
+            body,
+            output=Output({}, lambda a, v: [{"type": "text", "text": "x"}], lambda a, v: {"m": [1]}),
+        )
+    )
     result = call(registry, "t")
     assert isinstance(result, ToolSuccess)
-    for container in (result.value["a"], result.content, result.content[0], result.meta["m"], result.additional_contexts[0]):
+    for container in (
+        result.value["a"],
+        result.content,
+        result.content[0],
+        result.meta["m"],
+        result.additional_contexts[0],
+    ):
         with pytest.raises(FrozenError):
             container.clear()
     with pytest.raises(AttributeError):

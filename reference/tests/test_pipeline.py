@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 import pytest
-
 from conftest import call, echo_tool, plain, raw_tool
 from toolcontract import (
     ABSENT,
@@ -332,7 +331,8 @@ def test_invalid_value_replacement_is_a_final_output_error() -> None:
     registry.on_post_execute(_post(Accept(value=5)))
     result = call(registry, "echo", {"text": "body"})
     assert result.error == ToolError(  # type: ignore[union-attr]
-        'tool "echo" returned invalid output: "value" must be a string', ErrorInfo("ToolOutputError", "INVALID_TOOL_OUTPUT")
+        'tool "echo" returned invalid output: "value" must be a string',
+        ErrorInfo("ToolOutputError", "INVALID_TOOL_OUTPUT"),
     )
     assert not hasattr(result, "value")
 
@@ -344,7 +344,10 @@ def test_accept_both_is_an_error() -> None:
     result = call(registry, "echo", {"text": "x"})
     assert result.error == ToolError("tools/post-execute accept decision cannot replace both value and content")  # type: ignore[union-attr]
     assert plain(result.content) == [
-        {"type": "text", "text": "Error: tools/post-execute accept decision cannot replace both value and content"}
+        {
+            "type": "text",
+            "text": "Error: tools/post-execute accept decision cannot replace both value and content",
+        }
     ]
 
 
@@ -507,7 +510,9 @@ def test_finalize_content_returning_non_json_fails() -> None:
 # --- observers (6.10) -------------------------------------------------------------------------------------
 
 
-def test_observers_see_the_returned_object_and_failures_are_contained(caplog: pytest.LogCaptureFixture) -> None:
+def test_observers_see_the_returned_object_and_failures_are_contained(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """digest 6.10: the same frozen object; sync and async failures logged as warnings."""
     seen: list[Any] = []
 
@@ -558,7 +563,9 @@ def test_context_order_deferred_wrapper_post() -> None:
     registry = Registry()
     registry.register(raw_tool("comp", body))
     registry.on_execute(spread)
-    registry.on_post_execute(_post(Accept(content=[{"type": "text", "text": "replaced"}], additional_contexts=[{"id": "post"}])))
+    registry.on_post_execute(
+        _post(Accept(content=[{"type": "text", "text": "replaced"}], additional_contexts=[{"id": "post"}]))
+    )
     result = call(registry, "comp")
     assert isinstance(result, ToolSuccess)
     assert [c["id"] for c in result.additional_contexts] == ["deferred1", "deferred2", "wrapper", "post"]

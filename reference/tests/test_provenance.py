@@ -9,7 +9,6 @@ import pickle
 from typing import Any
 
 import pytest
-
 from conftest import call, echo_tool, plain, raw_tool
 from toolcontract import (
     ABSENT,
@@ -72,7 +71,9 @@ def test_spread_copy_is_renormalized() -> None:
         return dataclasses.replace(await nxt(), content=[{"type": "text", "text": "forged"}])
 
     registry = Registry()
-    registry.register(echo_tool(output=Output({"type": "string"}, lambda a, v: renders.append(v) or [{"type": "text", "text": v}])))
+    registry.register(
+        echo_tool(output=Output({"type": "string"}, lambda a, v: renders.append(v) or [{"type": "text", "text": v}]))
+    )
     registry.on_execute(spread)
     result = call(registry, "echo", {"text": "x"})
     assert plain(result.content) == [{"type": "text", "text": "x"}]
@@ -107,7 +108,11 @@ def test_cached_result_from_another_tool_is_validated_against_this_tool() -> Non
             description="",
             parameters={},
             output=Output(
-                {"type": "object", "additionalProperties": False, "properties": {"n": {"type": "number", "required": True}}},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"n": {"type": "number", "required": True}},
+                },
                 lambda a, v: [],
             ),
             execute=lambda args, run: bodies.append("closed") or {"n": 1},

@@ -6,7 +6,6 @@ import math
 from typing import Any
 
 import pytest
-
 from conftest import call, echo_tool, raw_tool, text_render
 from toolcontract import JsonSchemaError, Output, Registry, ToolDefinition, define_tool
 from toolcontract.errors import DuplicateToolError, ReservedToolNameError, contract_error_name
@@ -24,7 +23,14 @@ DECLARATION = 'tool "t" must declare output { schema, render, presentationMeta? 
         {"schema": {}},
         {"schema": {}, "render": text_render(), "presentationMeta": 1},
     ],
-    ids=["missing", "not-an-object", "render-not-callable", "meta-not-callable", "mapping-no-render", "mapping-bad-meta"],
+    ids=[
+        "missing",
+        "not-an-object",
+        "render-not-callable",
+        "meta-not-callable",
+        "mapping-no-render",
+        "mapping-bad-meta",
+    ],
 )
 def test_output_declaration_is_checked_first(output: Any) -> None:
     """digest 1.4: TypeError with the exact message, before the schema, timeout and name checks."""
@@ -90,7 +96,8 @@ def test_duplicates_are_rejected_and_the_disposer_unregisters() -> None:
     with pytest.raises(DuplicateToolError) as caught:
         registry.register(echo_tool())
     assert str(caught.value) == (
-        'tool "echo" is already registered (for a per-agent variant, register through that agent\'s `agent.ctx` instead)'
+        'tool "echo" is already registered '
+        "(for a per-agent variant, register through that agent's `agent.ctx` instead)"
     )
     assert contract_error_name(caught.value) == "Error"
     dispose()

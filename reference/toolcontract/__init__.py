@@ -17,7 +17,15 @@ from toolcontract.execution import Call, ToolExecution
 from toolcontract.frozen import FrozenDict, FrozenError, FrozenList
 from toolcontract.jsonvalue import NotLosslessJson, Rejection, canonical_json, snapshot_json
 from toolcontract.registry import Registry
-from toolcontract.result import ABSENT, DispatchToken, ErrorInfo, ToolError, ToolFailure, ToolResult, ToolSuccess
+from toolcontract.result import (
+    ABSENT,
+    DispatchToken,
+    ErrorInfo,
+    ToolError,
+    ToolFailure,
+    ToolResult,
+    ToolSuccess,
+)
 from toolcontract.signal import AbortController, AbortSignal
 
 __all__ = [

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from toolcontract.execution import ToolExecution
     from toolcontract.result import ToolResult
 
-__all__ = ["Output", "Renderer", "MetaProjector", "ToolDefinition", "define_tool"]
+__all__ = ["MetaProjector", "Output", "Renderer", "ToolDefinition", "define_tool"]
 
 Renderer: TypeAlias = Callable[[JsonValue, JsonValue], Any]
 """``render(args, value) -> list of content blocks``: a pure function of the frozen arguments and value."""
@@ -125,4 +125,3 @@ def define_tool(
         present_call=soft_present_call if present_call else None,
         present_result=soft_present_result if present_result else None,
     )
-

@@ -53,7 +53,11 @@ async def tour() -> str:
     bad_args = await registry.execute(Call(call_id="c2", name="word_count", arguments={"text": 42}))
     unknown = await registry.execute(Call(call_id="c3", name="nope", arguments={}))
     return "\n".join(
-        [describe("a success", ok), describe("invalid arguments", bad_args), describe("an unknown tool", unknown)]
+        [
+            describe("a success", ok),
+            describe("invalid arguments", bad_args),
+            describe("an unknown tool", unknown),
+        ]
     )
 
 

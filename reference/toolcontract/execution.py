@@ -50,6 +50,9 @@ class ToolExecution:
         "token",
     )
 
+    _frozen: bool
+    _deferred: list[Any]
+    _concluded: bool
     token: DispatchToken
     call_id: str
     root_call_id: str

@@ -96,10 +96,7 @@ def es_key_order(keys: list[str]) -> list[str]:
 
 
 def _needs_reorder(keys: Any) -> bool:
-    for key in keys:
-        if type(key) is str and key and "0" <= key[0] <= "9" and is_array_index(key):
-            return True
-    return False
+    return any(type(key) is str and key and "0" <= key[0] <= "9" and is_array_index(key) for key in keys)
 
 
 def _scalar_rejection(value: object) -> str | None:
@@ -308,7 +305,7 @@ def is_lossless_json(value: Any) -> bool:
 
 # --- canonical JSON text -------------------------------------------------------------------------------
 
-_encode_string_basic = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_string_basic = json.encoder.encode_basestring
 _SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 
 
@@ -419,7 +416,7 @@ def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
         if not stack:
             break
         entry = stack[-1]
-        child = next(entry[0], _END)
+        child: Any = next(entry[0], _END)
         if child is _END:
             stack.pop()
             if indent is not None:

@@ -39,7 +39,15 @@ from toolcontract.errors import (
 )
 from toolcontract.execution import Call, ToolExecution
 from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, snapshot_json, thaw
-from toolcontract.result import ABSENT, DispatchToken, ErrorInfo, ToolError, ToolFailure, ToolResult, ToolSuccess
+from toolcontract.result import (
+    ABSENT,
+    DispatchToken,
+    ErrorInfo,
+    ToolError,
+    ToolFailure,
+    ToolResult,
+    ToolSuccess,
+)
 from toolcontract.schema import Validator, assert_supported_schema, compile_validator
 from toolcontract.signal import fuse_signals
 
@@ -56,9 +64,7 @@ __all__ = [
 logger = logging.getLogger("toolcontract")
 
 Disposer: TypeAlias = Callable[[], None]
-PreExecuteListener: TypeAlias = Callable[
-    [ToolExecution, Callable[[], Awaitable[PreExecuteDecision]]], Any
-]
+PreExecuteListener: TypeAlias = Callable[[ToolExecution, Callable[[], Awaitable[PreExecuteDecision]]], Any]
 """``(run, next) -> decision``: call ``await next()`` to delegate inward; return without it to veto."""
 Guard: TypeAlias = Callable[[ToolExecution], Any]
 """``(run) -> reason | None``: the first guard returning a reason denies the call."""
@@ -209,7 +215,9 @@ class Registry:
                 "agent's `agent.ctx` instead)"
             )
         schema = snapshot_json(output.schema)
-        entry = _RegisteredTool(definition, Output(schema, output.render, output.presentation_meta), compile_validator(schema))
+        entry = _RegisteredTool(
+            definition, Output(schema, output.render, output.presentation_meta), compile_validator(schema)
+        )
         self._tools[name] = entry
         try:
             for listener in list(self._change_listeners):
@@ -496,7 +504,7 @@ class Registry:
             entry = self._tools.get(run.name)
             if entry is None:
                 raise ToolNotFoundError(run.name)
-            renormalized = self._create_success(run, entry, result.value)
+            renormalized: ToolResult = self._create_success(run, entry, result.value)
             if result.additional_contexts is not ABSENT:
                 renormalized = self._with_contexts(run, renormalized, result.additional_contexts)
             return renormalized
@@ -587,7 +595,11 @@ class Registry:
             if replacement is not None:
                 if isinstance(result, ToolSuccess):
                     changed: ToolResult = ToolSuccess(
-                        result.value, replacement, result.meta, result.additional_contexts, result.concludes_turn
+                        result.value,
+                        replacement,
+                        result.meta,
+                        result.additional_contexts,
+                        result.concludes_turn,
                     )
                 else:
                     changed = ToolFailure(result.error, replacement, result.meta, result.additional_contexts)
@@ -647,7 +659,4 @@ class Registry:
 
     @staticmethod
     def _observer_failed(run: ToolExecution, thrown: object) -> None:
-        logger.warning(
-            'tool "%s" (%s): tools/result observer failed: %s', run.name, run.call_id, error_message(thrown)
-        )
-
+        logger.warning('tool "%s" (%s): tools/result observer failed: %s', run.name, run.call_id, error_message(thrown))
