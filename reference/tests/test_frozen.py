@@ -12,6 +12,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from toolcontract.frozen import FrozenDict, FrozenError, FrozenList
 from toolcontract.jsonvalue import canonical_json, snapshot_json
 

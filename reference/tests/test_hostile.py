@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from conftest import call, echo_tool, raw_tool
 from toolcontract import Accept, Block, Output, Registry, ToolExecution, ToolFailure, ToolSuccess
 from toolcontract.result import ToolError

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import (
     MAX_SAFE_INTEGER,

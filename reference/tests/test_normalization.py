@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import pytest
+
 from conftest import call, echo_tool, plain, raw_tool, text_render
 from toolcontract import (
     ABSENT,

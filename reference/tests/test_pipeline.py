@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import pytest
+
 from conftest import call, echo_tool, plain, raw_tool
 from toolcontract import (
     ABSENT,

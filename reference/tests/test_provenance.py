@@ -9,6 +9,7 @@ import pickle
 from typing import Any
 
 import pytest
+
 from conftest import call, echo_tool, plain, raw_tool
 from toolcontract import (
     ABSENT,

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import pytest
+
 from conftest import call, echo_tool, raw_tool, text_render
 from toolcontract import JsonSchemaError, Output, Registry, ToolDefinition, define_tool
 from toolcontract.errors import DuplicateToolError, ReservedToolNameError, contract_error_name

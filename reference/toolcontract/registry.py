@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
+from toolcontract._fused import NotNormalized, compile_normalizer, run_without_gc
 from toolcontract.content import error_content, text_of_block
 from toolcontract.decisions import (
     Accept,
@@ -90,6 +91,8 @@ class _RegisteredTool:
     definition: ToolDefinition
     output: Output
     validator: Validator
+    # the fused snapshot+validate+freeze walk for this schema (None: schema too deep to fuse)
+    normalizer: Callable[[Any], Any] | None
 
 
 class _CallState:
@@ -216,7 +219,10 @@ class Registry:
             )
         schema = snapshot_json(output.schema)
         entry = _RegisteredTool(
-            definition, Output(schema, output.render, output.presentation_meta), compile_validator(schema)
+            definition,
+            Output(schema, output.render, output.presentation_meta),
+            compile_validator(schema),
+            compile_normalizer(schema),
         )
         self._tools[name] = entry
         try:
@@ -461,13 +467,7 @@ class Registry:
     def _create_success(self, run: ToolExecution, entry: _RegisteredTool, candidate: Any) -> ToolSuccess:
         """Normalize a candidate value into a bound, frozen success (digest 4.1); raises ToolOutputError."""
         name = entry.definition.name
-        try:
-            value = snapshot_json(candidate)
-        except NotLosslessJson:
-            raise ToolOutputError(name, ["value is not lossless JSON"]) from None
-        violations = entry.validator.violations(value, "value")
-        if violations:
-            raise ToolOutputError(name, violations)
+        value = self._normalized_value(entry, candidate)
         arguments = run.arguments
         output = entry.output
         content = self._project(name, "render", output.render, arguments, value)
@@ -478,6 +478,28 @@ class Registry:
         self._bound[result] = run.token
         self._sealed.add(result)
         return result
+
+    @staticmethod
+    def _normalized_value(entry: _RegisteredTool, candidate: Any) -> Any:
+        """Snapshot, validate and freeze a candidate value (digest 4.1 steps 1-3); raises ToolOutputError.
+
+        The fused walk does all three at once for a valid value; anything else takes the step-by-step path,
+        which alone produces the contract's messages.
+        """
+        if entry.normalizer is not None:
+            try:
+                return run_without_gc(entry.normalizer, candidate)
+            except (NotNormalized, RecursionError):
+                pass
+        name = entry.definition.name
+        try:
+            value = snapshot_json(candidate)
+        except NotLosslessJson:
+            raise ToolOutputError(name, ["value is not lossless JSON"]) from None
+        violations = entry.validator.violations(value, "value")
+        if violations:
+            raise ToolOutputError(name, violations)
+        return value
 
     @staticmethod
     def _project(name: str, projector: str, function: Callable[..., Any], arguments: Any, value: Any) -> Any:

@@ -1,0 +1,173 @@
+"""The fused normalizer agrees exactly with the step-by-step snapshot → validate → freeze path."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcontract._fused import NotNormalized, compile_normalizer
+from toolcontract.frozen import FrozenDict, FrozenList
+from toolcontract.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, snapshot_json
+from toolcontract.schema import compile_validator, schema_violations
+
+KEYS = ["a", "b", "1", "10", "0"]
+STRINGS = ["x", "y", ""]
+NUMBERS = [0, 1, 2, -3, 1.5, 2.0, 0.0]
+
+
+class StrKey(str):
+    __slots__ = ()
+
+
+def scalar_schemas() -> st.SearchStrategy[dict[str, Any]]:
+    def with_constraints(kind: str, pool: list[Any]) -> st.SearchStrategy[dict[str, Any]]:
+        base = st.just({"type": kind})
+        if not pool:
+            return base
+        enum = st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True).map(
+            lambda values: {"type": kind, "enum": values}
+        )
+        const = st.sampled_from(pool).map(lambda value: {"type": kind, "const": value})
+        return base | enum | const
+
+    return (
+        with_constraints("string", STRINGS)
+        | with_constraints("number", NUMBERS)
+        | with_constraints("integer", [0, 1, 2, -3])
+        | with_constraints("boolean", [True, False])
+        | with_constraints("null", [None])
+    )
+
+
+def schemas() -> st.SearchStrategy[dict[str, Any]]:
+    def containers(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+        array = st.one_of(st.just({"type": "array"}), children.map(lambda item: {"type": "array", "items": item}))
+
+        @st.composite
+        def objects(draw: st.DrawFn) -> dict[str, Any]:
+            properties = draw(st.dictionaries(st.sampled_from(KEYS), children, max_size=3))
+            required = draw(st.lists(st.sampled_from(list(properties)), unique=True)) if properties else []
+            schema: dict[str, Any] = {"type": "object", "additionalProperties": draw(st.booleans())}
+            if properties or draw(st.booleans()):
+                schema["properties"] = properties
+            if required:
+                schema["required"] = required
+            return schema
+
+        one_of = st.lists(children, min_size=2, max_size=3).map(lambda branches: {"oneOf": branches})
+        return array | objects() | one_of
+
+    return st.recursive(scalar_schemas() | st.just({}), containers, max_leaves=8)
+
+
+_poison = st.sampled_from([math.nan, math.inf, -0.0, MAX_SAFE_INTEGER + 1, (1,), b"x", True])
+values = st.recursive(
+    st.none() | st.booleans() | st.sampled_from(STRINGS) | st.sampled_from(NUMBERS) | _poison,
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(KEYS), children, max_size=4)
+        | st.dictionaries(st.sampled_from(KEYS).map(StrKey), children, min_size=1, max_size=1)
+    ),
+    max_leaves=12,
+)
+
+
+_clean = st.recursive(
+    st.none() | st.booleans() | st.sampled_from(STRINGS) | st.sampled_from(NUMBERS),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(KEYS), children, max_size=3),
+    max_leaves=6,
+)
+
+
+def matching(schema: dict[str, Any], draw: st.DrawFn) -> Any:
+    """A value built to match ``schema`` (oneOf may still match several branches)."""
+    if "oneOf" in schema:
+        return matching(draw(st.sampled_from(schema["oneOf"])), draw)
+    kind = schema.get("type")
+    if kind is None:
+        return draw(_clean)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return draw(st.sampled_from(schema["enum"]))
+    pools: dict[str, list[Any]] = {
+        "string": STRINGS,
+        "number": NUMBERS,
+        "integer": [0, 1, 2.0, -3],
+        "boolean": [True, False],
+        "null": [None],
+    }
+    if kind in pools:
+        return draw(st.sampled_from(pools[kind]))
+    if kind == "array":
+        items = schema.get("items", {})
+        return [matching(items, draw) for _ in range(draw(st.integers(0, 3)))]
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", ()))
+    produced = {
+        key: matching(child, draw) for key, child in properties.items() if key in required or draw(st.booleans())
+    }
+    if schema.get("additionalProperties") is not False and draw(st.booleans()):
+        produced[draw(st.sampled_from(["extra", "7"]))] = draw(_clean)
+    return produced
+
+
+@st.composite
+def schema_and_value(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
+    schema = draw(schemas())
+    value = draw(values) if draw(st.booleans()) else matching(schema, draw)
+    return schema, value
+
+
+def _same_shape(left: Any, right: Any) -> bool:
+    """Equal, with equal container types, key order and scalar types, all the way down."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return list(left) == list(right) and all(_same_shape(left[k], right[k]) for k in left)
+    if isinstance(left, list):
+        return len(left) == len(right) and all(_same_shape(a, b) for a, b in zip(left, right, strict=True))
+    return bool(left == right)
+
+
+@settings(max_examples=250, deadline=None)
+@given(schema_and_value())
+def test_fused_equals_the_step_by_step_path(pair: tuple[dict[str, Any], Any]) -> None:
+    """Accepts exactly the valid lossless values, and then returns exactly the snapshot."""
+    schema, value = pair
+    assert schema_violations(schema) == []
+    normalizer = compile_normalizer(schema)
+    assert normalizer is not None
+    try:
+        expected: Any = snapshot_json(value)
+        valid = compile_validator(schema).is_valid(expected)
+    except NotLosslessJson:
+        valid = False
+    try:
+        produced = normalizer(value)
+    except NotNormalized:
+        assert not valid, f"fused declined a valid lossless value: {value!r} for {schema!r}"
+        return
+    assert valid, f"fused accepted {value!r} for {schema!r}"
+    assert _same_shape(produced, expected)
+
+
+def test_fused_output_is_frozen_and_detached() -> None:
+    schema = {"type": "object", "additionalProperties": True, "properties": {"a": {"type": "array"}}}
+    normalizer = compile_normalizer(schema)
+    assert normalizer is not None
+    source = {"a": [1, {"b": 2}], "2": "x", "1": "y"}
+    produced = normalizer(source)
+    assert list(produced) == ["1", "2", "a"]
+    assert type(produced) is FrozenDict and type(produced["a"]) is FrozenList
+    assert produced["a"] is not source["a"]
+
+
+def test_too_deep_schema_is_not_fused() -> None:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(200):
+        schema = {"type": "array", "items": schema}
+    assert compile_normalizer(schema) is None
