@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,14 +94,10 @@ def define_tool(
     def arguments_are_valid(args: JsonValue) -> bool:
         return arguments_validator.is_valid(args)
 
-    async def validated_execute(args: JsonValue, run: ToolExecution) -> Any:
-        violations = arguments_validator.violations(args, "")
-        if violations:
-            raise ToolArgsError(violations)
-        produced = execute(args, run)
-        if inspect.isawaitable(produced):
-            produced = await produced
-        return produced
+    def validated_execute(args: JsonValue, run: ToolExecution) -> Any:
+        if not arguments_validator.is_valid(args):
+            raise ToolArgsError(arguments_validator.violations(args, ""))
+        return execute(args, run)  # an awaitable from an async body is awaited by the registry
 
     def soft_present_call(args: JsonValue) -> Any:
         return present_call(args) if present_call and arguments_are_valid(args) else None

@@ -30,37 +30,26 @@ class Call:
 
 
 class ToolExecution:
-    """The mutable execution shared by every phase of one call (the contract's ``exec``).
+    """The execution shared by every phase of one call (the contract's ``exec``).
 
-    ``arguments`` is the frozen argument snapshot (``None`` when the snapshot failed). ``signal`` may be
-    replaced by an around wrapper (and restored by it). Once the call has finished the execution is frozen.
+    Its identity fields are read-only. ``arguments`` is the frozen argument snapshot (``None`` when the
+    snapshot failed). ``signal`` may be replaced by an around wrapper (and restored by it); once the call has
+    finished the execution is frozen and ``signal`` can no longer be replaced.
     """
 
     __slots__ = (
+        "_agent",
+        "_arguments",
+        "_call_id",
         "_concluded",
         "_deferred",
-        "_frozen",
-        "agent",
-        "arguments",
-        "call_id",
-        "name",
-        "parent",
-        "root_call_id",
-        "signal",
-        "token",
+        "_finished",
+        "_name",
+        "_parent",
+        "_root_call_id",
+        "_signal",
+        "_token",
     )
-
-    _frozen: bool
-    _deferred: list[Any]
-    _concluded: bool
-    token: DispatchToken
-    call_id: str
-    root_call_id: str
-    name: str
-    arguments: JsonValue
-    agent: Any
-    parent: DispatchToken | None
-    signal: AbortSignal | None
 
     def __init__(
         self,
@@ -72,23 +61,68 @@ class ToolExecution:
         parent: DispatchToken | None,
         signal: AbortSignal | None,
     ) -> None:
-        set_slot = object.__setattr__
-        set_slot(self, "_frozen", False)
-        set_slot(self, "token", token)
-        set_slot(self, "call_id", call_id)
-        set_slot(self, "root_call_id", root_call_id)
-        set_slot(self, "name", name)
-        set_slot(self, "arguments", None)
-        set_slot(self, "agent", agent)
-        set_slot(self, "parent", parent)
-        set_slot(self, "signal", signal)
-        set_slot(self, "_deferred", [])
-        set_slot(self, "_concluded", False)
+        self._token = token
+        self._call_id = call_id
+        self._root_call_id = root_call_id
+        self._name = name
+        self._arguments: JsonValue = None
+        self._agent = agent
+        self._parent = parent
+        self._signal = signal
+        self._deferred: list[Any] = []
+        self._concluded = False
+        self._finished = False
+
+    @property
+    def token(self) -> DispatchToken:
+        """This call's opaque dispatch token (hand it as ``parent`` to nested calls)."""
+        return self._token
+
+    @property
+    def call_id(self) -> str:
+        """The call's id."""
+        return self._call_id
+
+    @property
+    def root_call_id(self) -> str:
+        """The id of the outermost call this one belongs to."""
+        return self._root_call_id
+
+    @property
+    def name(self) -> str:
+        """The tool name the call asked for."""
+        return self._name
+
+    @property
+    def arguments(self) -> JsonValue:
+        """The frozen argument snapshot (``None`` when it could not be made)."""
+        return self._arguments
+
+    @property
+    def agent(self) -> Any:
+        """The agent the call runs for (opaque to the registry)."""
+        return self._agent
+
+    @property
+    def parent(self) -> DispatchToken | None:
+        """The outer call's token for a nested call, else ``None``."""
+        return self._parent
 
     @property
     def is_nested(self) -> bool:
         """True when the call carries a parent token."""
-        return self.parent is not None
+        return self._parent is not None
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The current cancellation signal (a wrapper may replace it around ``next()``)."""
+        return self._signal
+
+    @signal.setter
+    def signal(self, replacement: AbortSignal | None) -> None:
+        if self._finished:
+            raise AttributeError(f"the execution of {self._call_id!r} has finished and is frozen")
+        self._signal = replacement
 
     def defer_context(self, context: JsonValue) -> None:
         """Attach an additional context to this call's result (in call order, before wrapper contexts)."""
@@ -96,14 +130,7 @@ class ToolExecution:
 
     def conclude_turn(self) -> None:
         """Mark the call so that the success built for it carries ``concludes_turn``."""
-        object.__setattr__(self, "_concluded", True)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if self._frozen:
-            raise AttributeError(f"the execution of {self.call_id!r} has finished and is frozen")
-        if name not in ("signal",):
-            raise AttributeError(f"ToolExecution.{name} cannot be changed; only signal may be replaced")
-        object.__setattr__(self, name, value)
+        self._concluded = True
 
     def __repr__(self) -> str:
-        return f"<ToolExecution {self.name!r} call_id={self.call_id!r}>"
+        return f"<ToolExecution {self._name!r} call_id={self._call_id!r}>"

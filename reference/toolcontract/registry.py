@@ -10,7 +10,6 @@ import asyncio
 import inspect
 import logging
 import math
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
@@ -84,6 +83,8 @@ RESERVED_NAME: Final = "run_code"
 _ARGUMENTS_NOT_LOSSLESS: Final = "tool execution arguments must be losslessly JSON-serializable"
 _RESULT_NOT_LOSSLESS: Final = "tool result must be losslessly JSON-serializable"
 _CONTAINED: Final = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
+_PLAIN_JSON: Final = frozenset({str, int, float, bool, type(None), dict, list})
+_ALLOW: Final = Allow()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +97,32 @@ class _RegisteredTool:
 
 
 class _CallState:
-    """Per-call bookkeeping the pipeline needs beyond the execution object."""
+    """Per-call bookkeeping the pipeline needs beyond the execution object.
 
-    __slots__ = ("body_invoked", "caller_signal", "finalizer")
+    ``owned`` holds the result objects built for this call's token (digest 7.1): only those are trusted as is.
+    ``sealed`` holds results whose every part is already a frozen snapshot, so finishing them copies nothing.
+    Both live only as long as the call, and only the registry can reach them.
+    """
+
+    __slots__ = ("body_invoked", "caller_signal", "finalizer", "owned", "sealed")
 
     def __init__(self, finalizer: Any, caller_signal: Any) -> None:
         self.finalizer = finalizer
         self.caller_signal = caller_signal
         self.body_invoked = False
+        self.owned: list[ToolResult] = []
+        self.sealed: list[ToolResult] = []
+
+    def owns(self, result: object) -> bool:
+        return result in self.owned  # results compare by identity
+
+    def is_sealed(self, result: object) -> bool:
+        return result in self.sealed
 
     @property
     def caller_cancelled(self) -> bool:
-        return self.caller_signal is not None and self.caller_signal.aborted
+        signal = self.caller_signal
+        return signal is not None and signal.aborted
 
 
 async def _settle(produced: Any) -> Any:
@@ -189,10 +204,6 @@ class Registry:
         self._post_execute: list[PostExecuteListener] = []
         self._observers: list[ResultObserver] = []
         self._change_listeners: list[Callable[[str], Any]] = []
-        # which call's token each result object was built for (7.1); identity-keyed, weak
-        self._bound: weakref.WeakKeyDictionary[ToolResult, DispatchToken] = weakref.WeakKeyDictionary()
-        # results whose every part is already a frozen snapshot, so finishing them copies nothing
-        self._sealed: weakref.WeakSet[ToolResult] = weakref.WeakSet()
         self._pending_observers: set[asyncio.Future[Any]] = set()
 
     # --- registration ---------------------------------------------------------------------------
@@ -326,7 +337,7 @@ class Registry:
         state = _CallState(visible.definition.finalize_content if visible else None, caller_signal)
         outcome: ToolResult | _Final
         try:
-            object.__setattr__(run, "arguments", snapshot_json(call.arguments))
+            run._arguments = snapshot_json(call.arguments)
         except NotLosslessJson:
             outcome = _Final(tool_error_result(TypeError(_ARGUMENTS_NOT_LOSSLESS)))
         else:
@@ -338,14 +349,19 @@ class Registry:
             candidate = outcome.result
         else:
             candidate = await self._post(run, state, outcome)
-        result = await self._finish(run, state, candidate)
-        object.__setattr__(run, "_frozen", True)
-        self._notify(run, result)
+        result = (
+            await self._finish(run, state, candidate)
+            if state.finalizer is not None
+            else self._finish_plain(state, candidate)
+        )
+        run._finished = True
+        if self._observers:
+            self._notify(run, result)
         return result
 
     async def _dispatch(self, run: ToolExecution, state: _CallState) -> ToolResult | _Final:
         try:
-            decision = await self._pre_execute_decision(run)
+            decision = await self._pre_execute_decision(run) if self._pre_execute else _ALLOW
             approval_cancelled = False
             if isinstance(decision, Ask):
                 decision, approval_cancelled = await self._resolve_ask(run, state, decision)
@@ -353,13 +369,13 @@ class Registry:
                 return _aborted_result(ABORTED_BEFORE_DISPATCH)
             denial: str | None
             if isinstance(decision, Allow):
-                denial = await self._guard_denial(run)
+                denial = await self._guard_denial(run) if self._guards else None
             elif isinstance(decision, Deny):
                 denial = decision.reason if type(decision.reason) is str else error_message(decision.reason)
             else:
                 raise TypeError(f"tools/pre-execute returned {type(decision).__name__}, not a decision")
             if denial is not None:
-                return self._materialize(ToolFailure(ToolError(denial), error_content(denial)))
+                return self._materialize(state, ToolFailure(ToolError(denial), error_content(denial)))
             if state.caller_cancelled:
                 return _aborted_result(ABORTED_BEFORE_DISPATCH)
         except _CONTAINED:
@@ -367,11 +383,16 @@ class Registry:
         except BaseException as thrown:
             return _Final(tool_error_result(thrown))
         try:
-            result = await self._around(run, state)
+            if self._wrappers:
+                result = await self._around(run, state)
+            else:
+                result = await self._body_stage(run, state)
             result = self._normalize_dispatch_result(run, state, result)
             deferred = run._deferred
             if deferred:
-                result = self._with_contexts(run, result, _concat_contexts(list(deferred), result.additional_contexts))
+                result = self._with_contexts(
+                    state, result, _concat_contexts(list(deferred), result.additional_contexts)
+                )
             if state.caller_cancelled and not result.is_error:
                 return self._cancellation(state, result)
             return result
@@ -442,16 +463,16 @@ class Registry:
         try:
             if fused.aborted:
                 return _aborted_result(ABORTED_BEFORE_DISPATCH)
-            object.__setattr__(run, "signal", fused)
+            run._signal = fused
             try:
                 entry = self._tools.get(run.name)
                 if entry is None:
                     raise ToolNotFoundError(run.name)
                 state.body_invoked = True
-                produced = entry.definition.execute(run.arguments, run)
-                if inspect.isawaitable(produced):
+                produced = entry.definition.execute(run._arguments, run)
+                if type(produced) not in _PLAIN_JSON and inspect.isawaitable(produced):
                     produced = await produced
-                result = self._create_success(run, entry, produced)
+                result = self._create_success(run, state, entry, produced)
                 if fused.aborted:
                     return _aborted_result(ABORTED)
                 return result
@@ -460,11 +481,13 @@ class Registry:
             except BaseException as thrown:
                 return tool_error_result(thrown)
             finally:
-                object.__setattr__(run, "signal", wrapper_signal)
+                run._signal = wrapper_signal
         finally:
             unlink()
 
-    def _create_success(self, run: ToolExecution, entry: _RegisteredTool, candidate: Any) -> ToolSuccess:
+    def _create_success(
+        self, run: ToolExecution, state: _CallState, entry: _RegisteredTool, candidate: Any
+    ) -> ToolSuccess:
         """Normalize a candidate value into a bound, frozen success (digest 4.1); raises ToolOutputError."""
         name = entry.definition.name
         value = self._normalized_value(entry, candidate)
@@ -475,8 +498,8 @@ class Registry:
         if run.parent is None and output.presentation_meta is not None:
             meta = self._project(name, "presentationMeta", output.presentation_meta, arguments, value)
         result = ToolSuccess(value, content, meta, ABSENT, run._concluded)
-        self._bound[result] = run.token
-        self._sealed.add(result)
+        state.owned.append(result)
+        state.sealed.append(result)
         return result
 
     @staticmethod
@@ -516,29 +539,29 @@ class Registry:
 
     def _normalize_dispatch_result(self, run: ToolExecution, state: _CallState, result: Any) -> ToolResult:
         """Trust only this call's own result object; copy foreign failures, re-normalize foreign successes."""
-        if isinstance(result, ToolSuccess | ToolFailure) and self._bound.get(result) is run.token:
+        if isinstance(result, ToolSuccess | ToolFailure) and state.owns(result):
             return result
         if isinstance(result, ToolFailure):
             copied = ToolFailure(result.error, result.content, result.meta, result.additional_contexts)
-            self._bound[copied] = run.token
+            state.owned.append(copied)
             return copied
         if isinstance(result, ToolSuccess):
             entry = self._tools.get(run.name)
             if entry is None:
                 raise ToolNotFoundError(run.name)
-            renormalized: ToolResult = self._create_success(run, entry, result.value)
+            renormalized: ToolResult = self._create_success(run, state, entry, result.value)
             if result.additional_contexts is not ABSENT:
-                renormalized = self._with_contexts(run, renormalized, result.additional_contexts)
+                renormalized = self._with_contexts(state, renormalized, result.additional_contexts)
             return renormalized
         raise TypeError(f"tools/execute returned {type(result).__name__}, not a tool result")
 
-    def _with_contexts(self, run: ToolExecution, result: ToolResult, contexts: Any) -> ToolResult:
+    def _with_contexts(self, state: _CallState, result: ToolResult, contexts: Any) -> ToolResult:
         replaced: ToolResult
         if isinstance(result, ToolSuccess):
             replaced = ToolSuccess(result.value, result.content, result.meta, contexts, result.concludes_turn)
         else:
             replaced = ToolFailure(result.error, result.content, result.meta, contexts)
-        self._bound[replaced] = run.token
+        state.owned.append(replaced)
         return replaced
 
     def _cancellation(self, state: _CallState, result: ToolResult) -> ToolFailure:
@@ -547,6 +570,8 @@ class Registry:
 
     async def _post(self, run: ToolExecution, state: _CallState, result: ToolResult) -> ToolResult:
         try:
+            if not self._post_execute:
+                return self._cancellation(state, result) if state.caller_cancelled and not result.is_error else result
             decision = await self._post_execute_decision(run, result)
             updated: ToolResult
             if isinstance(decision, Block):
@@ -567,16 +592,16 @@ class Registry:
                     entry = self._tools.get(run.name)
                     if entry is None:
                         raise ToolNotFoundError(run.name)
-                    updated = self._create_success(run, entry, decision.value)
+                    updated = self._create_success(run, state, entry, decision.value)
                     if contexts is not ABSENT:
-                        updated = self._with_contexts(run, updated, contexts)
+                        updated = self._with_contexts(state, updated, contexts)
                 elif replaces_content or decision.additional_contexts is not ABSENT:
                     content = decision.content if replaces_content else result.content
                     if isinstance(result, ToolSuccess):
                         updated = ToolSuccess(result.value, content, result.meta, contexts, result.concludes_turn)
                     else:
                         updated = ToolFailure(result.error, content, result.meta, contexts)
-                    self._bound[updated] = run.token
+                    state.owned.append(updated)
                 else:
                     updated = result
             else:
@@ -602,13 +627,22 @@ class Registry:
 
         return await step(0)
 
-    async def _finish(self, run: ToolExecution, state: _CallState, candidate: ToolResult) -> ToolResult:
+    def _finish_plain(self, state: _CallState, candidate: ToolResult) -> ToolResult:
+        """Finish without a finalizer: materialize, or materialize the error that materializing raised."""
         try:
-            result = self._materialize(candidate)
+            return self._materialize(state, candidate)
         except _CONTAINED:
             raise
         except BaseException as thrown:
-            result = self._materialize(tool_error_result(thrown))
+            return self._materialize(state, tool_error_result(thrown))
+
+    async def _finish(self, run: ToolExecution, state: _CallState, candidate: ToolResult) -> ToolResult:
+        try:
+            result = self._materialize(state, candidate)
+        except _CONTAINED:
+            raise
+        except BaseException as thrown:
+            result = self._materialize(state, tool_error_result(thrown))
         finalizer = state.finalizer
         if finalizer is None:
             return result
@@ -625,16 +659,16 @@ class Registry:
                     )
                 else:
                     changed = ToolFailure(result.error, replacement, result.meta, result.additional_contexts)
-                result = self._materialize(changed)
+                result = self._materialize(state, changed)
         except _CONTAINED:
             raise
         except BaseException as thrown:
-            result = self._materialize(tool_error_result(thrown))
+            result = self._materialize(state, tool_error_result(thrown))
         return result
 
-    def _materialize(self, candidate: ToolResult) -> ToolResult:
+    def _materialize(self, state: _CallState, candidate: ToolResult) -> ToolResult:
         """The final, deep-frozen form of a result (digest 5.3); raises TypeError for non-JSON parts."""
-        if candidate in self._sealed:
+        if state.is_sealed(candidate):
             return candidate
         try:
             content = snapshot_json(candidate.content)
@@ -657,7 +691,7 @@ class Registry:
                 materialized = ToolFailure(error, content, meta, contexts)
         except NotLosslessJson:
             raise TypeError(_RESULT_NOT_LOSSLESS) from None
-        self._sealed.add(materialized)
+        state.sealed.append(materialized)
         return materialized
 
     def _notify(self, run: ToolExecution, result: ToolResult) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import reprlib
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NoReturn, TypeAlias
 
@@ -36,6 +37,30 @@ ABSENT: Final = Absent.ABSENT
 """Marks an optional result field (``meta``, ``additional_contexts``) that is absent, as opposed to null."""
 
 
+class _BoundedRepr(reprlib.Repr):
+    """Bounded reprs: results can hold very large values, and asyncio may repr a task's result."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 3
+        self.maxstring = 60
+        self.maxother = 60
+
+    def repr_FrozenList(self, value: Any, level: int) -> str:
+        return self.repr_list(value, level)
+
+    def repr_FrozenDict(self, value: Any, level: int) -> str:
+        return self.repr_dict(value, level)
+
+
+_bounded = _BoundedRepr()
+
+
+def _repr_fields(record: Any, names: tuple[str, ...]) -> str:
+    shown = ", ".join(f"{name}={_bounded.repr(getattr(record, name))}" for name in names)
+    return f"{type(record).__name__}({shown})"
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     """Structured failure info: present only when a :class:`~toolcontract.errors.HarnessError` was raised."""
@@ -52,7 +77,7 @@ class ToolError:
     info: ErrorInfo | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True, repr=False)
 class ToolSuccess:
     """A successful result: the canonical ``value`` and its Native ``content``.
 
@@ -66,6 +91,9 @@ class ToolSuccess:
     additional_contexts: Any = ABSENT
     concludes_turn: bool = False
 
+    def __repr__(self) -> str:
+        return _repr_fields(self, ("value", "content", "meta", "additional_contexts", "concludes_turn"))
+
     @property
     def is_error(self) -> Literal[False]:
         """Always ``False``."""
@@ -77,7 +105,7 @@ class ToolSuccess:
         return self.meta is not ABSENT
 
 
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True, repr=False)
 class ToolFailure:
     """A failed result: an ``error`` and the ``content`` shown to the model; never a value."""
 
@@ -85,6 +113,9 @@ class ToolFailure:
     content: Any
     meta: JsonValue | Absent = ABSENT
     additional_contexts: Any = ABSENT
+
+    def __repr__(self) -> str:
+        return _repr_fields(self, ("error", "content", "meta", "additional_contexts"))
 
     @property
     def is_error(self) -> Literal[True]:

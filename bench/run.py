@@ -1,0 +1,306 @@
+"""Benchmarks: normalization, scaling, dispatch overhead and suite throughput, against same-run baselines.
+
+Every figure is the median of at least five timed runs after a warm-up, measured in this one process on the
+same data. Run with ``nox -s bench`` (``--quick`` for a shorter run with fewer repetitions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import gc
+import json
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import itertools
+
+from data import RECORDS, SHA256, generate, schema, sha256_of
+
+from toolcontract import Call, Output, Registry, ToolDefinition, define_tool
+from toolcontract.decisions import Accept, Allow
+from toolcontract.jsonvalue import canonical_json, snapshot_json
+from toolcontract.result import DispatchToken
+from toolcontract.schema import compile_validator
+
+Row = tuple[str, float, str]
+
+
+def median_time(function: Callable[[], Any], runs: int, warmup: int = 1) -> float:
+    """Median wall time of ``function()`` over ``runs`` runs after ``warmup`` untimed runs."""
+    for _ in range(warmup):
+        function()
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def count_nodes(value: Any) -> int:
+    """Every JSON value is a node, the root included."""
+    count, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
+
+
+def render_summary(args: Any, value: Any) -> list[dict[str, str]]:
+    """A renderer that reads the value lightly, as a real summary would."""
+    return [{"type": "text", "text": f"{len(value)} records"}]
+
+
+def bench_registry(raw_schema: Any) -> Registry:
+    registry = Registry()
+    holder: dict[str, Any] = {}
+    registry.register(
+        ToolDefinition(
+            name="records",
+            description="Return the benchmark value.",
+            parameters={"type": "object"},
+            output=Output(raw_schema, render_summary),
+            execute=lambda args, run: holder["value"],
+        )
+    )
+    registry.holder = holder  # type: ignore[attr-defined]
+    return registry
+
+
+def execute_once(registry: Registry, value: Any) -> Any:
+    registry.holder["value"] = value  # type: ignore[attr-defined]
+    result = asyncio.run(registry.execute(Call("bench", "records", {})))
+    assert not result.is_error, result.error.message  # type: ignore[union-attr]
+    return result
+
+
+def normalization(runs: int) -> list[Row]:
+    """Throughput on the large value, with the baselines of the issue measured in the same run."""
+    value = generate()
+    digest = sha256_of(value)
+    assert digest == SHA256, f"benchmark value differs from bench-data.md: {digest}"
+    raw_schema = schema()
+    validator = compile_validator(raw_schema)
+    registry = bench_registry(raw_schema)
+    frozen = snapshot_json(value)
+    rows: list[Row] = []
+
+    def add(label: str, seconds: float, note: str = "") -> float:
+        rows.append((label, seconds, note))
+        return seconds
+
+    add("snapshot (lossless check + frozen copy)", median_time(lambda: snapshot_json(value), runs))
+    add("validation (compiled subset validator)", median_time(lambda: validator.violations(frozen), runs))
+    add("freeze (frozen copy of a snapshot)", median_time(lambda: snapshot_json(frozen), runs))
+    whole = add("whole normalization: one execute", median_time(lambda: execute_once(registry, value), runs))
+    roundtrip = add("baseline json.loads(json.dumps(v))", median_time(lambda: json.loads(json.dumps(value)), runs))
+    add("baseline copy.deepcopy(v)", median_time(lambda: copy.deepcopy(value), runs))
+    import jsonschema
+
+    draft2020 = jsonschema.Draft202012Validator(raw_schema)
+    slow = add(
+        "baseline jsonschema Draft 2020-12 is_valid", median_time(lambda: draft2020.is_valid(value), max(runs, 5))
+    )
+    fast: float | None = None
+    try:
+        import fastjsonschema
+        import orjson
+    except ImportError:
+        rows.append(("baseline orjson / fastjsonschema", float("nan"), "install the bench extra"))
+    else:
+        add("baseline orjson round trip", median_time(lambda: orjson.loads(orjson.dumps(value)), runs))
+        draft07 = fastjsonschema.compile({"$schema": "http://json-schema.org/draft-07/schema#", **raw_schema})
+        fast = add("baseline fastjsonschema draft-07 validate", median_time(lambda: draft07(value), runs))
+    rows.append(("ratio execute / fastjsonschema (target <= 0.75)", whole / fast if fast else float("nan"), "ratio"))
+    rows.append(("ratio jsonschema / execute (target >= 15)", slow / whole, "ratio"))
+    rows.append(("ratio execute / json round trip", whole / roundtrip, "ratio"))
+    rows.append(("ratio first implementation's execute (2,410 ms) / ours", 2.410 / whole, "ratio"))
+    return rows
+
+
+def scaling(runs: int) -> list[Row]:
+    """Time per node across sizes, a 100,000-deep value, and peak memory against the value's own size."""
+    raw_schema = schema()
+    registry = bench_registry(raw_schema)
+    rows: list[Row] = []
+    per_node: dict[int, float] = {}
+    for records in (RECORDS // 100, RECORDS // 10, RECORDS, RECORDS * 4):
+        value = generate(records)
+        nodes = count_nodes(value)
+        seconds = median_time(lambda value=value: execute_once(registry, value), runs if records <= RECORDS else 5)
+        per_node[records] = seconds / nodes
+        rows.append((f"execute {records:,} records ({nodes:,} nodes)", seconds, f"{seconds / nodes * 1e9:.0f} ns/node"))
+    sizes = sorted(per_node)
+    worst = max(per_node[b] / per_node[a] for a, b in itertools.pairwise(sizes))
+    rows.append(("ratio worst per-node growth between sizes (target <= 1.1)", worst, "ratio"))
+
+    deep: Any = "leaf"
+    for _ in range(100_000):
+        deep = [deep]
+    any_json = bench_registry({})
+    rows.append(("execute a 100,000-deep nested value", median_time(lambda: execute_once(any_json, deep), 5), ""))
+
+    gc.collect()
+    tracemalloc.start()
+    value = generate()
+    own_size, _ = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    before, _ = tracemalloc.get_traced_memory()
+    result = execute_once(registry, value)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del result
+    ratio = (peak - before) / own_size
+    rows.append(("peak memory of one execute / value's own size (target <= 3)", ratio, "ratio"))
+    return rows
+
+
+def dispatch(runs: int, calls: int) -> list[Row]:
+    """Per-call overhead of a trivial tool, with and without hooks, against the bare contract steps."""
+
+    def render(args: Any, value: Any) -> list[dict[str, str]]:
+        return [{"type": "text", "text": value}]
+
+    def body(args: Any, run: Any) -> str:
+        return args["text"]
+
+    def trivial_registry() -> Registry:
+        registry = Registry()
+        registry.register(
+            define_tool(
+                name="echo",
+                description="",
+                parameters={"text": {"type": "string"}},
+                output=Output({"type": "string"}, render),
+                execute=body,
+            )
+        )
+        return registry
+
+    def per_call(registry: Registry) -> float:
+        call = Call("c", "echo", {"text": "hi"})
+
+        async def loop() -> None:
+            execute = registry.execute
+            for _ in range(calls):
+                await execute(call)
+
+        return median_time(lambda: asyncio.run(loop()), runs) / calls
+
+    plain = trivial_registry()
+    hooked = trivial_registry()
+
+    async def pre(run: Any, nxt: Any) -> Any:
+        return await nxt()
+
+    async def around(run: Any, nxt: Any) -> Any:
+        return await nxt()
+
+    async def post(run: Any, result: Any, nxt: Any) -> Any:
+        return await nxt()
+
+    hooked.on_pre_execute(pre)
+    hooked.add_guard(lambda run: None)
+    hooked.on_execute(around)
+    hooked.on_post_execute(post)
+    hooked.on_result(lambda run, result: None)
+    replacing = trivial_registry()
+    replacing.on_post_execute(lambda run, result, nxt: Accept(value="replaced"))
+
+    validator = compile_validator({"type": "string"})
+
+    def bare_steps() -> None:
+        for _ in range(calls):
+            arguments = snapshot_json({"text": "hi"})
+            value = snapshot_json(body(arguments, None))
+            if validator.violations(value, "value"):
+                raise AssertionError
+            content = snapshot_json(render(arguments, value))
+            bound = {id(content): DispatchToken()}
+            del bound
+
+    def direct() -> None:
+        arguments = {"text": "hi"}
+        for _ in range(calls):
+            render(arguments, body(arguments, None))
+
+    rows: list[Row] = [
+        ("pipeline, no hooks", per_call(plain), "per call"),
+        ("pipeline, one hook of each kind", per_call(hooked), "per call"),
+        ("pipeline, post-execute value replacement", per_call(replacing), "per call"),
+        ("baseline body + render called directly", median_time(direct, runs) / calls, "per call"),
+        ("baseline bare contract steps", median_time(bare_steps, runs) / calls, "per call"),
+    ]
+    rows.append(("ratio no hooks / bare steps", rows[0][1] / rows[4][1], "ratio"))
+    _ = Allow
+    return rows
+
+
+def suite(runs: int) -> list[Row]:
+    """Scenarios per second through the kit, in-process and through the subprocess adapter."""
+    try:
+        from toolcontract_conformance.bench_support import suite_rows
+    except ImportError:
+        return [("suite throughput", float("nan"), "the kit's runner is not available")]
+    rows: list[Row] = suite_rows(runs)
+    return rows
+
+
+def format_rows(title: str, rows: list[Row]) -> str:
+    lines = [f"## {title}", "", "| measurement | median | note |", "|---|---:|---|"]
+    for label, seconds, note in rows:
+        if note == "ratio":
+            shown = f"{seconds:.2f}×"
+        elif note == "per call":
+            shown = f"{seconds * 1e6:.2f} µs"
+        elif seconds != seconds:
+            shown = "n/a"
+        else:
+            shown = f"{seconds * 1e3:.1f} ms"
+        lines.append(f"| {label} | {shown} | {'' if note in ('ratio', 'per call') else note} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="five runs everywhere and fewer dispatch calls")
+    parser.add_argument("--only", choices=["normalization", "scaling", "dispatch", "suite"], action="append")
+    options = parser.parse_args(argv)
+    runs = 5 if options.quick else 7
+    sections = options.only or ["normalization", "scaling", "dispatch", "suite"]
+    print(
+        f"# toolcontract benchmarks — {platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}, {time.strftime('%Y-%m-%d')}\n"
+    )
+    for section in sections:
+        started = time.perf_counter()
+        if section == "normalization":
+            rows = normalization(runs)
+        elif section == "scaling":
+            rows = scaling(runs)
+        elif section == "dispatch":
+            rows = dispatch(runs, 5_000 if options.quick else 20_000)
+        else:
+            rows = suite(runs)
+        print(format_rows(section, rows))
+        print(f"\n({section}: {time.perf_counter() - started:.0f} s)\n", flush=True)
+    _ = canonical_json
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
