@@ -1,0 +1,341 @@
+"""The MCP bridge: value, output schema, arguments, errors, legacy shapes, Native text, images (digest 11.1-11.7)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from typing import Any
+
+import pytest
+
+from conftest import plain
+from toolcontract import ABSENT, Accept, Call, Registry, ToolResult, canonical_json
+from toolcontract.mcp import extract_text, mcp_output_schema, mcp_tool, register_mcp_tools
+from toolcontract.result import ToolError
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+
+
+class Server:
+    """A fake MCP server: returns canned results per tool and records the calls."""
+
+    def __init__(self, **results: Any) -> None:
+        self.results = results
+        self.calls: list[tuple[str, Any]] = []
+
+    async def __call__(self, name: str, arguments: Any) -> Any:
+        self.calls.append((name, arguments))
+        return self.results[name]
+
+
+def bridge(spec: dict[str, Any], result: Any, **options: Any) -> tuple[Registry, Server]:
+    server = Server(**{spec["name"]: result})
+    registry = Registry()
+    registry.register(mcp_tool(spec, server, **options))
+    return registry, server
+
+
+def execute(registry: Registry, name: str, arguments: Any = None, **fields: Any) -> ToolResult:
+    call = Call("c1", name, {} if arguments is None else arguments, **fields)
+    return asyncio.run(registry.execute(call))
+
+
+def text_of(result: ToolResult) -> str:
+    assert len(result.content) == 1
+    return str(result.content[0]["text"])
+
+
+# --- 11.1 / 11.5: the value ------------------------------------------------------------------------------
+
+
+def test_protocol_blocks_are_kept_exactly_as_received() -> None:
+    """digest 11.1: value is {content, structuredContent?}; blocks are kept even when they are not objects."""
+    blocks = [{"type": "text", "text": "hi", "annotations": {"x": 1}}, "loose", 5, None, [1]]
+    registry, _ = bridge({"name": "t", "inputSchema": {"type": "object"}}, {"content": blocks})
+    result = execute(registry, "t")
+    assert plain(result.value) == {"content": blocks}  # type: ignore[union-attr]
+    with_structured, _ = bridge({"name": "s"}, {"content": [], "structuredContent": None})
+    assert plain(execute(with_structured, "s").value) == {"content": [], "structuredContent": None}  # type: ignore[union-attr]
+
+
+def test_legacy_results() -> None:
+    """digest 11.5: a non-array `content` becomes [{type:'text', text}], text = JSON of toolResult or
+    `(no output)`; structuredContent is kept."""
+    registry, _ = bridge({"name": "old"}, {"toolResult": {"b": 1, "a": [2]}, "structuredContent": {"k": 1}})
+    assert plain(execute(registry, "old").value) == {  # type: ignore[union-attr]
+        "content": [{"type": "text", "text": '{"b":1,"a":[2]}'}],
+        "structuredContent": {"k": 1},
+    }
+    empty, _ = bridge({"name": "empty"}, {"content": "not an array"})
+    result = execute(empty, "empty")
+    assert plain(result.value) == {"content": [{"type": "text", "text": "(no output)"}]}  # type: ignore[union-attr]
+    assert text_of(result) == "(no output)"
+
+
+# --- 11.2: the output schema -------------------------------------------------------------------------------
+
+
+ANSWER = {
+    "type": "object",
+    "properties": {"answer": {"type": "number"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
+def test_output_schema_with_a_supported_advertised_schema() -> None:
+    """digest 11.2: the advertised schema is used as is and structuredContent becomes required."""
+    assert canonical_json(mcp_output_schema(ANSWER)) == (
+        '{"type":"object","properties":{"content":{"type":"array","items":{}},"structuredContent":'
+        '{"type":"object","properties":{"answer":{"type":"number"}},"required":["answer"],"additionalProperties":false}},'
+        '"required":["content","structuredContent"],"additionalProperties":false}'
+    )
+
+
+@pytest.mark.parametrize("advertised", [None, {"type": "object", "patternProperties": {"^x": {}}}, {"anyOf": []}])
+def test_output_schema_falls_back_to_any_json(advertised: Any) -> None:
+    """digest 11.2: an absent or unsupported schema falls back to any JSON and the field stays optional."""
+    assert canonical_json(mcp_output_schema(advertised)) == (
+        '{"type":"object","properties":{"content":{"type":"array","items":{}},"structuredContent":{}},'
+        '"required":["content"],"additionalProperties":false}'
+    )
+
+
+def test_missing_structured_content_is_invalid_output() -> None:
+    """digest 11.2: with a supported advertised schema a response without structuredContent fails."""
+    registry, _ = bridge({"name": "calc", "outputSchema": ANSWER}, {"content": []})
+    result = execute(registry, "calc")
+    assert result.error == ToolError(  # type: ignore[union-attr]
+        'tool "calc" returned invalid output: missing required property "value.structuredContent"',
+        result.error.info,  # type: ignore[union-attr]
+    )
+    assert result.error.info.code == "INVALID_TOOL_OUTPUT"  # type: ignore[union-attr]
+    assert not hasattr(result, "value")
+
+
+def test_structured_content_mismatch_is_invalid_output() -> None:
+    """digest 11.2: a mismatch names the path, e.g. `value.structuredContent.answer`."""
+    registry, _ = bridge(
+        {"name": "calc", "outputSchema": ANSWER}, {"content": [], "structuredContent": {"answer": "x"}}
+    )
+    assert execute(registry, "calc").error.message == (  # type: ignore[union-attr]
+        'tool "calc" returned invalid output: "value.structuredContent.answer" must be a number'
+    )
+    good, _ = bridge({"name": "calc", "outputSchema": ANSWER}, {"content": [], "structuredContent": {"answer": 4}})
+    assert plain(execute(good, "calc").value) == {"content": [], "structuredContent": {"answer": 4}}  # type: ignore[union-attr]
+
+
+def test_unsupported_schema_accepts_anything_and_stays_optional() -> None:
+    """digest 11.2: outside the subset (patternProperties) structuredContent is any JSON and optional."""
+    spec = {"name": "loose", "outputSchema": {"type": "object", "patternProperties": {"^x": {"type": "string"}}}}
+    registry, _ = bridge(spec, {"content": [], "structuredContent": {"x": 1}})
+    assert not execute(registry, "loose").is_error
+    absent, _ = bridge(spec, {"content": []})
+    assert not execute(absent, "loose").is_error
+
+
+def test_advertised_schema_is_not_checked_for_object_rootedness() -> None:
+    """digest 11.2: a scalar-rooted advertised schema is used (and enforced) as is."""
+    registry, _ = bridge({"name": "n", "outputSchema": {"type": "string"}}, {"content": [], "structuredContent": 3})
+    assert execute(registry, "n").error.message == (  # type: ignore[union-attr]
+        'tool "n" returned invalid output: "value.structuredContent" must be a string'
+    )
+
+
+# --- 11.3: arguments ---------------------------------------------------------------------------------------
+
+
+def test_input_schema_becomes_parameters_unvalidated() -> None:
+    """digest 11.3: inputSchema is the raw parameters; the registry does not validate arguments against it."""
+    schema = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
+    registry, server = bridge({"name": "t", "inputSchema": schema, "description": "d"}, {"content": []})
+    assert registry.schemas() == [{"name": "t", "description": "d", "parameters": schema}]
+    assert not execute(registry, "t", {"n": "not a number"}).is_error
+    assert server.calls == [("t", {"n": "not a number"})]
+
+
+@pytest.mark.parametrize("arguments", [[1, 2], "text", 3, None])
+def test_non_object_arguments_are_sent_as_an_empty_object(arguments: Any) -> None:
+    """digest 11.3: a non-object argument value is sent as {}."""
+    registry, server = bridge({"name": "t"}, {"content": []})
+    asyncio.run(registry.execute(Call("c1", "t", arguments)))
+    assert server.calls == [("t", {})]
+
+
+# --- 11.4: errors --------------------------------------------------------------------------------------------
+
+
+def test_is_error_becomes_a_failure_without_info() -> None:
+    """digest 11.4: isError throws Error(text); text is the newline-joined text blocks; no info, no value."""
+    content = [{"type": "text", "text": "first"}, {"type": "image", "data": PNG}, {"type": "text", "text": "second"}]
+    registry, _ = bridge({"name": "t"}, {"content": content, "isError": True})
+    result = execute(registry, "t")
+    assert result.error == ToolError("first\nsecond")  # type: ignore[union-attr]
+    assert plain(result.content) == [{"type": "text", "text": "Error: first\nsecond"}]
+    assert result.is_error and not hasattr(result, "value") and result.meta is ABSENT
+
+
+@pytest.mark.parametrize(
+    ("response", "message"),
+    [
+        ({"toolResult": {"why": "bad"}, "isError": True}, '{"why":"bad"}'),
+        ({"isError": True}, "(no output)"),
+        ({"content": [], "isError": []}, ""),
+    ],
+)
+def test_legacy_error_text(response: Any, message: str) -> None:
+    """digest 11.4: for legacy results the text is JSON of toolResult, or `(no output)`; isError is read with
+    ECMAScript truthiness (an empty array is true)."""
+    registry, _ = bridge({"name": "t"}, response)
+    assert execute(registry, "t").error == ToolError(message)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("flag", [False, 0, "", None])
+def test_falsy_is_error_is_a_success(flag: Any) -> None:
+    registry, _ = bridge({"name": "t"}, {"content": [], "isError": flag})
+    assert not execute(registry, "t").is_error
+
+
+def test_task_only_tools_are_refused_without_calling_the_server() -> None:
+    """digest 11.4: `Tool "<raw>" requires task-based execution, which this bridge does not support`."""
+    registry, server = bridge(
+        {"name": "slow", "execution": {"taskSupport": "required"}}, {"content": []}, name="mcp_slow"
+    )
+    result = execute(registry, "mcp_slow")
+    assert result.error == ToolError(  # type: ignore[union-attr]
+        'Tool "slow" requires task-based execution, which this bridge does not support'
+    )
+    assert server.calls == []
+
+
+def test_non_object_response_is_a_failure() -> None:
+    registry, _ = bridge({"name": "t"}, "nonsense")
+    assert execute(registry, "t").error == ToolError('MCP tool "t" returned a non-object result')  # type: ignore[union-attr]
+
+
+# --- 11.6: Native text ---------------------------------------------------------------------------------------
+
+
+def test_native_text_literals() -> None:
+    """digest 11.6: every literal of the text projection, joined by newlines."""
+    content = [
+        {"type": "text", "text": "plain"},
+        {"type": "text"},
+        "loose",
+        {"type": "resource_link", "name": "spec", "uri": "file:///spec.md"},
+        {"type": "resource_link", "name": "nameless"},
+        {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"},
+        {"type": "audio"},
+        {"type": "resource", "resource": {"uri": "x"}},
+        {"type": "video"},
+        {"type": "image", "mimeType": "image/tiff", "data": PNG},
+        {"type": "image", "data": PNG},
+        {"type": "image", "mimeType": "image/png", "data": "!!not base64!!"},
+        {"type": "image", "mimeType": "image/png"},
+        {"type": "image", "mimeType": "image/png", "data": PNG},
+    ]
+    assert extract_text(content, "srv_tool").split("\n") == [
+        "plain",
+        "[unsupported MCP content block: expected an object]",
+        "Resource link: spec (file:///spec.md)",
+        "[resource link unavailable: the MCP block is missing its name or URI]",
+        "[audio result unsupported: audio/wav; raw audio data remains available to programmatic callers]",
+        "[audio result unsupported: unknown media type; raw audio data remains available to programmatic callers]",
+        "[embedded resource unsupported; raw resource data remains available to programmatic callers]",
+        "[unsupported MCP content type: video]",
+        "[image unavailable: image/tiff; unsupported media type; "
+        "raw image data remains available to programmatic callers]",
+        "[image unavailable: unknown media type; unsupported media type; "
+        "raw image data remains available to programmatic callers]",
+        "[image unavailable: image/png; the image data is not valid base64; "
+        "raw image data remains available to programmatic callers]",
+        "[image unavailable: image/png; the MCP block is missing its image data; "
+        "raw image data remains available to programmatic callers]",
+    ]
+
+
+@pytest.mark.parametrize("content", [[], [{"type": "text"}], [{"type": "image", "mimeType": "image/png", "data": PNG}]])
+def test_nothing_projected(content: Any) -> None:
+    """digest 11.6: `(<rawName> returned no model-visible content)`."""
+    assert extract_text(content, "srv_tool") == "(srv_tool returned no model-visible content)"
+
+
+def test_render_uses_the_raw_name() -> None:
+    """digest 11.6: rendering is [{type:'text', text: extractText(value.content, rawName)}]."""
+    registry, _ = bridge({"name": "raw"}, {"content": []}, name="server__raw")
+    assert plain(execute(registry, "server__raw").content) == [
+        {"type": "text", "text": "(raw returned no model-visible content)"}
+    ]
+
+
+# --- 11.7: image enrichment ---------------------------------------------------------------------------------
+
+
+IMAGE_RESULT = {
+    "content": [{"type": "text", "text": "a chart"}, {"type": "image", "mimeType": "image/png", "data": PNG}]
+}
+ENRICHED = [
+    {"type": "text", "text": "a chart"},
+    {"type": "image", "attachment": {"mediaType": "image/png", "data": PNG}},
+]
+
+
+def test_images_enrich_the_final_content() -> None:
+    """digest 11.7: an untouched success gets the image-enriched projection in finalizeContent."""
+    registry, _ = bridge({"name": "chart"}, IMAGE_RESULT)
+    result = execute(registry, "chart")
+    assert plain(result.content) == ENRICHED
+    assert plain(result.value) == IMAGE_RESULT  # type: ignore[union-attr]
+    only, _ = bridge({"name": "pic"}, {"content": IMAGE_RESULT["content"][1:]})
+    assert plain(execute(only, "pic").content) == ENRICHED[1:]
+
+
+@pytest.mark.parametrize(
+    ("decision", "expected"),
+    [
+        (Accept(content=[{"type": "text", "text": "policy"}]), [{"type": "text", "text": "policy"}]),
+        (Accept(value={"content": [{"type": "text", "text": "new"}]}), [{"type": "text", "text": "new"}]),
+        (
+            Accept(value=IMAGE_RESULT),
+            ENRICHED,
+        ),
+    ],
+)
+def test_post_execute_replacements_disable_enrichment(decision: Accept, expected: Any) -> None:
+    """digest 11.7: a content or value replacement disables it (a value replacement that deep-equals the
+    produced value keeps it, since only deep equality is checked)."""
+    registry, _ = bridge({"name": "chart"}, IMAGE_RESULT)
+    registry.on_post_execute(lambda run, result, nxt: decision)
+    assert plain(execute(registry, "chart").content) == expected
+
+
+def test_no_enrichment_for_failures() -> None:
+    """digest 11.7: only a final success is enriched."""
+    registry, _ = bridge({"name": "chart"}, IMAGE_RESULT)
+    registry.on_execute(lambda run, nxt: _fail_after(nxt))
+    result = execute(registry, "chart")
+    assert result.is_error and plain(result.content) == [{"type": "text", "text": "Error: wrapped"}]
+
+
+async def _fail_after(nxt: Any) -> Any:
+    await nxt()
+    raise RuntimeError("wrapped")
+
+
+def test_register_mcp_tools_with_a_prefix_and_one_disposer() -> None:
+    """A whole server: every tool registered as prefix + raw name; one disposer removes them all."""
+    server = Server(a={"content": [{"type": "text", "text": "A"}]}, b={"content": []})
+    registry = Registry()
+    dispose = register_mcp_tools(registry, [{"name": "a"}, {"name": "b"}], server, prefix="srv__")
+    assert registry.has("srv__a") and registry.has("srv__b")
+    assert text_of(execute(registry, "srv__a")) == "A"
+    dispose()
+    assert not registry.has("srv__a") and not registry.has("srv__b")
+
+
+def test_register_mcp_tools_rolls_back_on_a_duplicate() -> None:
+    registry = Registry()
+    server = Server()
+    with pytest.raises(ValueError, match="already registered"):
+        register_mcp_tools(registry, [{"name": "a"}, {"name": "a"}], server)
+    assert not registry.has("a")

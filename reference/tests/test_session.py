@@ -1,0 +1,840 @@
+"""Durable events, the JSON Lines log, the agent-loop step and replay (digest 2.6, 3.7 session row, 9.1-9.8)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import echo_tool, plain, raw_tool
+from toolcontract import (
+    ABSENT,
+    AbortController,
+    Accept,
+    Block,
+    HarnessError,
+    Output,
+    Registry,
+    ToolExecution,
+    ToolFailure,
+    ToolSuccess,
+    canonical_json,
+    define_tool,
+)
+from toolcontract.jsonvalue import MAX_SAFE_INTEGER
+from toolcontract.result import ErrorInfo, ToolError
+from toolcontract.session import (
+    InvalidEventError,
+    MalformedLogError,
+    ModelToolCall,
+    SessionDataError,
+    SessionLog,
+    StepOutcome,
+    TornLine,
+    derive_messages,
+    parse_model_arguments,
+    replay,
+    run_tool_calls,
+    tool_result_data,
+)
+from toolcontract_conformance.replay_cli import replay_command
+
+
+def by_call_id(call_id: str) -> str:
+    return f"{call_id}:result"
+
+
+def run_step(
+    registry: Registry, path: Path, calls: list[ModelToolCall], **options: Any
+) -> tuple[StepOutcome, list[dict[str, Any]]]:
+    """Run one step into a fresh log at ``path``; return the outcome and the log lines as plain JSON."""
+    options.setdefault("message_id", by_call_id)
+
+    async def go() -> StepOutcome:
+        with SessionLog.open(path) as log:
+            return await run_tool_calls(registry, log, calls, turn=1, step=1, **options)
+
+    outcome = asyncio.run(go())
+    # the session's own strict parser: it also reads lines deeper than the recursive json module can
+    return outcome, [parse_model_arguments(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def model_call(call_id: str, name: str, arguments: str = "{}") -> ModelToolCall:
+    return ModelToolCall(call_id, name, arguments)
+
+
+# --- 2.6: the loop parses the model's argument text ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "parsed"),
+    [
+        ("", {}),
+        ('{"text": "hi"}', {"text": "hi"}),
+        ("[1, 2]", [1, 2]),
+        ('"s"', "s"),
+        ("{bad", "{bad"),
+        ("NaN", "NaN"),
+        ('{"a": Infinity}', '{"a": Infinity}'),
+        ("{} {}", "{} {}"),
+    ],
+)
+def test_argument_text_parse_rules(raw: str, parsed: Any) -> None:
+    """digest 2.6: "" becomes {}; valid JSON is parsed; invalid JSON (NaN literals too) stays the raw string."""
+    assert parse_model_arguments(raw) == parsed
+
+
+def test_negative_zero_argument_text_is_not_lossless(tmp_path: Path) -> None:
+    """digest 2.6 + 2.3: JSON.parse reads -0 as negative zero, which the argument snapshot then rejects."""
+    registry = Registry()
+    registry.register(echo_tool())
+    outcome, _ = run_step(registry, tmp_path / "s.jsonl", [model_call("c1", "echo", '{"text": -0}')])
+    assert outcome.results[0].error == ToolError("tool execution arguments must be losslessly JSON-serializable")  # type: ignore[union-attr]
+
+
+def test_invalid_argument_text_reaches_define_tool_as_a_string(tmp_path: Path) -> None:
+    """digest 2.6: a define_tool rejects the raw string with `"arguments" must be an object`."""
+    registry = Registry()
+    registry.register(echo_tool())
+    outcome, lines = run_step(registry, tmp_path / "s.jsonl", [model_call("c1", "echo", "{bad")])
+    failure = outcome.results[0]
+    assert failure.error == ToolError(  # type: ignore[union-attr]
+        'invalid arguments: "arguments" must be an object', ErrorInfo("ToolArgsError", "INVALID_ARGS")
+    )
+    assert lines[0]["data"]["arguments"] == "{bad"
+
+
+def test_deep_argument_text_is_parsed() -> None:
+    """digest 2.6 / 3.1: argument text nested deeper than Python's recursive JSON parser still parses."""
+    depth = 5000
+    parsed = parse_model_arguments("[" * depth + "]" * depth)
+    for _ in range(depth - 1):
+        assert isinstance(parsed, list) and len(parsed) == 1
+        parsed = parsed[0]
+    assert parsed == []
+
+
+# --- 9.1: tool/call ------------------------------------------------------------------------------------
+
+
+def test_tool_call_event_is_the_raw_model_text(tmp_path: Path) -> None:
+    """digest 9.1: tool/call is {turn, step, callId, name, arguments: <raw model JSON string>}."""
+    registry = Registry()
+    registry.register(echo_tool())
+    _, lines = run_step(registry, tmp_path / "s.jsonl", [model_call("c1", "echo", '{ "text" :  "hi" }')])
+    assert lines[0] == {
+        "seq": 1,
+        "type": "tool/call",
+        "data": {"turn": 1, "step": 1, "callId": "c1", "name": "echo", "arguments": '{ "text" :  "hi" }'},
+    }
+
+
+def test_tool_call_is_appended_when_the_call_starts(tmp_path: Path) -> None:
+    """digest 9.1: the tool/call line is on disk before pre-execute runs (flushed per event)."""
+    path = tmp_path / "s.jsonl"
+    registry = Registry()
+    registry.register(echo_tool())
+    seen: list[list[str]] = []
+
+    async def pre(run: ToolExecution, nxt: Any) -> Any:
+        seen.append([json.loads(line)["type"] for line in path.read_text("utf-8").splitlines()])
+        return await nxt()
+
+    registry.on_pre_execute(pre)
+    run_step(registry, path, [model_call("c1", "echo"), model_call("c2", "echo")])
+    assert seen == [["tool/call"], ["tool/call", "tool/result", "tool/call"]]
+
+
+def test_calls_not_started_after_an_abort_get_synthetic_events(tmp_path: Path) -> None:
+    """digest 9.1: an unstarted call gets a tool/call plus a tool/result marked ABORTED_BEFORE_DISPATCH."""
+    controller = AbortController()
+    registry = Registry()
+    bodies: list[str] = []
+
+    def abort_then_return(args: Any, run: ToolExecution) -> str:
+        bodies.append(run.call_id)
+        controller.abort("stop")
+        return "done"
+
+    registry.register(raw_tool("stopper", abort_then_return, schema={"type": "string"}))
+    registry.register(echo_tool())
+    outcome, lines = run_step(
+        registry,
+        tmp_path / "s.jsonl",
+        [model_call("c1", "stopper"), model_call("c2", "echo", '{"text":"never"}')],
+        signal=controller.signal,
+    )
+    assert bodies == ["c1"]
+    assert [line["type"] for line in lines] == ["tool/call", "tool/result", "tool/call", "tool/result"]
+    assert lines[2]["data"]["arguments"] == '{"text":"never"}'
+    assert lines[3]["data"] == {
+        "turn": 1,
+        "step": 1,
+        "message": {
+            "source": {"kind": "tool", "callId": "c2"},
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c2",
+                    "content": [{"type": "text", "text": "Error: tool call aborted before dispatch"}],
+                    "isError": True,
+                }
+            ],
+            "role": "user",
+            "id": "c2:result",
+        },
+        "error": {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"},
+    }
+    # the started call was aborted while its body ran
+    assert outcome.results[0].error.info == ErrorInfo("AbortError", "ABORTED")  # type: ignore[union-attr]
+
+
+# --- 9.2 / 9.3: tool/result ------------------------------------------------------------------------------
+
+
+def test_tool_result_event_of_a_success_with_meta(tmp_path: Path) -> None:
+    """digest 9.2: message {source, content:[tool-result block], role, id}; meta present; no error key."""
+    registry = Registry()
+    registry.register(echo_tool())
+    _, lines = run_step(registry, tmp_path / "s.jsonl", [model_call("c1", "echo", '{"text":"hi"}')])
+    assert canonical_json(lines[1]) == (
+        '{"seq":2,"type":"tool/result","data":{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c1"},'
+        '"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"render:hi"}],'
+        '"isError":false}],"role":"user","id":"c1:result"},"meta":{"projected":"hi"}}}'
+    )
+
+
+def test_tool_result_event_error_is_only_the_info(tmp_path: Path) -> None:
+    """digest 9.2 / 9.3: `error` is result.error.info {name, code}; the message is not a field of its own."""
+
+    def disk_full(args: Any, run: ToolExecution) -> Any:
+        raise HarnessError("disk full", "ENOSPC", name="DiskError")
+
+    registry = Registry()
+    registry.register(raw_tool("boom", disk_full))
+    _, lines = run_step(registry, tmp_path / "s.jsonl", [model_call("c1", "boom", "")])
+    assert lines[1]["data"] == {
+        "turn": 1,
+        "step": 1,
+        "message": {
+            "source": {"kind": "tool", "callId": "c1"},
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c1",
+                    "content": [{"type": "text", "text": "Error: disk full"}],
+                    "isError": True,
+                }
+            ],
+            "role": "user",
+            "id": "c1:result",
+        },
+        "error": {"name": "DiskError", "code": "ENOSPC"},
+    }
+
+
+def test_failure_without_info_has_no_error_key(tmp_path: Path) -> None:
+    """digest 9.2: `error` is present only when info exists (a plain exception has none)."""
+
+    def boom(args: Any, run: ToolExecution) -> Any:
+        raise RuntimeError("exploded")
+
+    registry = Registry()
+    registry.register(raw_tool("boom", boom))
+    _, lines = run_step(registry, tmp_path / "s.jsonl", [model_call("c1", "boom")])
+    assert list(lines[1]["data"]) == ["turn", "step", "message"]
+    assert lines[1]["data"]["message"]["content"][0]["content"] == [{"type": "text", "text": "Error: exploded"}]
+
+
+def test_null_meta_is_persisted_and_absent_meta_is_not(tmp_path: Path) -> None:
+    """digest 9.2: meta is written when result.meta is present, so `"meta":null` is persisted as present."""
+    registry = Registry()
+    registry.register(echo_tool("nulls", output=Output({"type": "string"}, lambda a, v: [], lambda a, v: None)))
+    registry.register(echo_tool("bare", output=Output({"type": "string"}, lambda a, v: [])))
+    path = tmp_path / "s.jsonl"
+    run_step(registry, path, [model_call("c1", "nulls"), model_call("c2", "bare")])
+    text = path.read_text("utf-8").splitlines()
+    assert text[1].endswith(',"id":"c1:result"},"meta":null}}')
+    assert text[3].endswith(',"id":"c2:result"}}}')
+
+
+def test_message_id_is_a_fresh_uuid_by_default_and_injectable(tmp_path: Path) -> None:
+    """digest 9.2: `id` is a fresh UUID; the kit injects `<callId>:result` instead."""
+    registry = Registry()
+    registry.register(echo_tool())
+
+    async def go(path: Path, **options: Any) -> StepOutcome:
+        with SessionLog.open(path) as log:
+            calls = [model_call("a", "echo"), model_call("b", "echo")]
+            return await run_tool_calls(registry, log, calls, turn=3, step=7, **options)
+
+    fresh = asyncio.run(go(tmp_path / "fresh.jsonl"))
+    ids = [message["id"] for message in fresh.messages]
+    assert len(set(ids)) == 2 and all(uuid.UUID(i).version == 4 for i in ids)
+    named = asyncio.run(go(tmp_path / "named.jsonl", message_id=lambda call_id: f"{call_id}:result"))
+    assert [message["id"] for message in named.messages] == ["a:result", "b:result"]
+
+
+def test_results_are_appended_in_model_order(tmp_path: Path) -> None:
+    """digest 9.2: tool/result events follow the model's order of calls."""
+    registry = Registry()
+    registry.register(echo_tool())
+    calls = [model_call(f"c{i}", "echo", json.dumps({"text": str(i)})) for i in range(5)]
+    outcome, lines = run_step(registry, tmp_path / "s.jsonl", calls)
+    results = [line for line in lines if line["type"] == "tool/result"]
+    assert [line["data"]["message"]["source"]["callId"] for line in results] == [f"c{i}" for i in range(5)]
+    assert [line["seq"] for line in lines] == list(range(1, 11))
+    assert [plain(message) for message in outcome.messages] == [line["data"]["message"] for line in results]
+
+
+def test_value_contexts_and_concludes_turn_are_never_persisted(tmp_path: Path) -> None:
+    """digest 9.3: value, error.message as a field, additionalContexts and concludesTurn never reach the log."""
+
+    def body(args: Any, run: ToolExecution) -> Any:
+        run.defer_context({"id": "ctx", "text": "CONTEXT-CANARY"})
+        run.conclude_turn()
+        return {"shown": "visible", "hidden": "VALUE-CANARY"}
+
+    registry = Registry()
+    registry.register(raw_tool("t", body, output=Output({}, lambda a, v: [{"type": "text", "text": v["shown"]}])))
+    path = tmp_path / "s.jsonl"
+    outcome, lines = run_step(registry, path, [model_call("c1", "t")])
+    data = path.read_bytes()
+    assert b"VALUE-CANARY" not in data and b"CONTEXT-CANARY" not in data
+    assert b"concludesTurn" not in data and b"additionalContexts" not in data and b"value" not in data
+    assert list(lines[1]["data"]) == ["turn", "step", "message"]
+    # the contexts go to the next step's inbox instead
+    assert [plain(c) for c in outcome.additional_contexts] == [{"id": "ctx", "text": "CONTEXT-CANARY"}]
+    assert outcome.concludes_turn is True
+
+
+def test_tool_result_data_builder_matches_the_log() -> None:
+    """digest 9.2: the pure builder gives the event data (failure with info and meta)."""
+    failure = ToolFailure(ToolError("m", ErrorInfo("N", "C")), [{"type": "text", "text": "x"}], meta={"k": 1})
+    assert list(tool_result_data(1, 2, "c", failure, "id")) == ["turn", "step", "message", "error", "meta"]
+    success = ToolSuccess("v", [], additional_contexts=[{"id": "a"}], concludes_turn=True)
+    assert tool_result_data(1, 2, "c", success, "id") == {
+        "turn": 1,
+        "step": 2,
+        "message": {
+            "source": {"kind": "tool", "callId": "c"},
+            "content": [{"type": "tool-result", "toolCallId": "c", "content": [], "isError": False}],
+            "role": "user",
+            "id": "id",
+        },
+    }
+
+
+def test_session_append_rejects_non_json_data(tmp_path: Path) -> None:
+    """digest 3.7 session row / 9.3: `session event "<type>" carries non-JSON-serializable data`; nothing is written."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        with pytest.raises(SessionDataError) as raised:
+            log.append("note/custom", {"x": float("nan")})
+        assert str(raised.value) == 'session event "note/custom" carries non-JSON-serializable data'
+        event = log.append("note/custom", {"x": [1, {"y": 2}]})
+    assert path.read_text("utf-8") == '{"seq":1,"type":"note/custom","data":{"x":[1,{"y":2}]}}\n'
+    with pytest.raises(TypeError):
+        event.data["x"].append(3)  # appended data is snapshot and deep-frozen
+
+
+def test_log_lines_are_canonical_json_in_utf8(tmp_path: Path) -> None:
+    """The log is UTF-8 JSON Lines written by the canonical writer (lone surrogates escaped, keys in ES order)."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        log.append("note/custom", {"b": "é\ud800", "2": 1.0, "1": 1e21})
+    assert path.read_bytes() == ('{"seq":1,"type":"note/custom","data":{"1":1e+21,"2":1,"b":"é\\ud800"}}\n').encode()
+
+
+# --- 9.4: replay -----------------------------------------------------------------------------------------
+
+
+def test_replay_derives_tool_result_messages_verbatim(tmp_path: Path) -> None:
+    """digest 9.4: a tool/result projects to data.message verbatim; tool/call projects to nothing."""
+    registry = Registry()
+    registry.register(echo_tool())
+    path = tmp_path / "s.jsonl"
+    outcome, _ = run_step(registry, path, [model_call("c1", "echo", '{"text":"a"}'), model_call("c2", "nope")])
+    replayed = replay(path)
+    assert replayed.torn is None
+    assert [canonical_json(m) for m in replayed.messages] == [canonical_json(m) for m in outcome.messages]
+    assert [e.type for e in replayed.events] == ["tool/call", "tool/result", "tool/call", "tool/result"]
+    assert plain(replayed.messages[1]["content"][0]["content"]) == [
+        {"type": "text", "text": 'Error: unknown tool "nope"'}
+    ]
+
+
+def test_code_dispatch_and_unknown_events_project_to_nothing(tmp_path: Path) -> None:
+    """digest 9.4: tool/call, tool/code-dispatch-start and tool/code-dispatch produce no message."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        log.append_tool_call(turn=1, step=1, call_id="r", name="prog", arguments="")
+        ids = {"rootCallId": "r", "parentCallId": "r", "subCallId": "r:code:1", "name": "echo", "arguments": {}}
+        log.append("tool/code-dispatch-start", ids)
+        log.append("tool/code-dispatch", {**ids, "isError": False, "content": []})
+        log.append("note/custom", {})
+    replayed = replay(path)
+    assert len(replayed.events) == 4 and replayed.messages == ()
+    assert derive_messages(replayed.events) == []
+
+
+def test_replay_reproduces_presentation_not_the_value(tmp_path: Path) -> None:
+    """digest 9.4: replay gives content, isError and the error.info/meta side data, never the canonical value."""
+    registry = Registry()
+    registry.register(echo_tool())
+    registry.on_post_execute(lambda run, result, nxt: Accept(content=[{"type": "text", "text": "redacted view"}]))
+    path = tmp_path / "s.jsonl"
+    outcome, _ = run_step(registry, path, [model_call("c1", "echo", '{"text":"CANARY-VALUE"}')])
+    assert outcome.results[0].value == "CANARY-VALUE"  # type: ignore[union-attr]
+    replayed = replay(path)
+    block = replayed.messages[0]["content"][0]
+    assert plain(block["content"]) == [{"type": "text", "text": "redacted view"}] and block["isError"] is False
+    assert plain(replayed.events[1].data["meta"]) == {
+        "projected": "CANARY-VALUE"
+    }  # meta projects the value, by contract
+
+
+def test_replay_of_a_deep_content(tmp_path: Path) -> None:
+    """digest 3.1 / 9.4: content nested 5,000 deep is written and replayed (no recursion limit)."""
+    depth = 5000
+    nested: Any = "leaf"
+    for _ in range(depth):
+        nested = [nested]
+    registry = Registry()
+    registry.register(raw_tool("deep", lambda a, r: 0, output=Output({}, lambda a, v: [{"type": "x", "v": nested}])))
+    path = tmp_path / "s.jsonl"
+    outcome, _ = run_step(registry, path, [model_call("c1", "deep")])
+    assert canonical_json(replay(path).messages[0]) == canonical_json(outcome.messages[0])
+
+
+# --- 9.7: durability invariants ---------------------------------------------------------------------------
+
+
+def test_tool_result_needs_a_prior_tool_call_in_the_same_step(tmp_path: Path) -> None:
+    """digest 9.7: a tool/result needs a prior tool/call in the same step, unless it is TOOL_NOT_STARTED."""
+    result = ToolFailure(ToolError("x"), [])
+    with SessionLog.open(tmp_path / "s.jsonl") as log:
+        with pytest.raises(InvalidEventError, match='"tool/result" for "c1" has no prior "tool/call" in the same step'):
+            log.append_tool_result(turn=1, step=1, call_id="c1", result=result, message_id="m")
+        log.append_tool_call(turn=1, step=1, call_id="c1", name="t", arguments="")
+        with pytest.raises(InvalidEventError):
+            log.append_tool_result(turn=1, step=2, call_id="c1", result=result, message_id="m")
+        log.append_tool_result(turn=1, step=1, call_id="c1", result=result, message_id="m")
+        repair = ToolFailure(ToolError("not started", ErrorInfo("ToolNotStartedError", "TOOL_NOT_STARTED")), [])
+        log.append_tool_result(turn=1, step=1, call_id="c9", result=repair, message_id="m9")
+
+
+def test_code_dispatch_invariants(tmp_path: Path) -> None:
+    """digest 9.7: non-empty ids, inside the open root call, parent is the root or a recorded sub-call, and a
+    sub-call never changes its root."""
+
+    def dispatch(root: str, parent: str, sub: str) -> dict[str, Any]:
+        return {"rootCallId": root, "parentCallId": parent, "subCallId": sub, "name": "t", "arguments": {}}
+
+    with SessionLog.open(tmp_path / "s.jsonl") as log:
+        with pytest.raises(InvalidEventError, match="falls outside its root call"):
+            log.append("tool/code-dispatch-start", dispatch("r", "r", "r:code:1"))
+        log.append_tool_call(turn=1, step=1, call_id="r", name="prog", arguments="")
+        log.append_tool_call(turn=1, step=1, call_id="q", name="prog", arguments="")
+        with pytest.raises(InvalidEventError, match="needs a non-empty subCallId"):
+            log.append("tool/code-dispatch-start", dispatch("r", "r", ""))
+        log.append("tool/code-dispatch-start", dispatch("r", "r", "r:code:1"))
+        log.append("tool/code-dispatch-start", dispatch("r", "r:code:1", "r:code:1:code:1"))
+        with pytest.raises(InvalidEventError, match="neither the root nor a recorded sub-call"):
+            log.append("tool/code-dispatch-start", dispatch("r", "elsewhere", "r:code:2"))
+        with pytest.raises(InvalidEventError, match="cannot change its root"):
+            log.append("tool/code-dispatch-start", dispatch("q", "q", "r:code:1"))
+        log.append_tool_result(turn=1, step=1, call_id="r", result=ToolFailure(ToolError("x"), []), message_id="m")
+        with pytest.raises(InvalidEventError, match="falls outside its root call"):
+            log.append("tool/code-dispatch", {**dispatch("r", "r", "r:code:1"), "isError": False, "content": []})
+
+
+def test_replay_checks_the_same_invariants(tmp_path: Path) -> None:
+    """digest 9.7: a log that breaks an invariant is malformed at the offending line."""
+    path = tmp_path / "s.jsonl"
+    good = '{"seq":1,"type":"tool/call","data":{"turn":1,"step":1,"callId":"a","name":"t","arguments":""}}\n'
+    orphan = tool_result_data(1, 1, "b", ToolFailure(ToolError("x"), []), "m")
+    path.write_text(good + canonical_json({"seq": 2, "type": "tool/result", "data": orphan}) + "\n", "utf-8")
+    with pytest.raises(MalformedLogError) as raised:
+        replay(path)
+    assert (raised.value.line, raised.value.offset) == (2, len(good))
+    assert raised.value.reason == '"tool/result" for "b" has no prior "tool/call" in the same step'
+
+
+# --- 9.8: presentation metadata on replay -----------------------------------------------------------------
+
+
+def _cards(result_events: list[Any], call_events: dict[str, Any], present: Any) -> list[Any]:
+    cards = []
+    for data in result_events:
+        call_id = data["message"]["source"]["callId"]
+        block = data["message"]["content"][0]
+        card_input = {"content": block["content"], "isError": block["isError"]}
+        if "meta" in data:
+            card_input["meta"] = data["meta"]
+        cards.append(present(parse_model_arguments(call_events[call_id]["arguments"]), card_input))
+    return cards
+
+
+def test_present_result_works_identically_live_and_on_replay(tmp_path: Path) -> None:
+    """digest 9.8: UIs call presentResult(args from the raw tool/call, {content, isError, meta?})."""
+
+    def present(args: Any, result: Any) -> Any:
+        return canonical_json({"args": args, "result": result})
+
+    registry = Registry()
+    registry.register(echo_tool(present_result=present))
+    path = tmp_path / "s.jsonl"
+    outcome, _ = run_step(registry, path, [model_call("c1", "echo", '{"text":"hi"}')])
+    live_result = outcome.results[0]
+    live = present({"text": "hi"}, {"content": live_result.content, "isError": False, "meta": live_result.meta})
+    events = replay(path).events
+    calls = {e.data["callId"]: e.data for e in events if e.type == "tool/call"}
+    replayed = _cards([e.data for e in events if e.type == "tool/result"], calls, present)
+    assert replayed == [live]
+
+
+def test_meta_follows_the_value(tmp_path: Path) -> None:
+    """digest 9.8: content replacement keeps meta, value replacement recomputes it, block and cancellation drop
+    it, and a wrapper-authored failure's meta is kept and persisted."""
+    registry = Registry()
+    registry.register(echo_tool())
+    controller = AbortController()
+
+    async def post(run: ToolExecution, result: Any, nxt: Any) -> Any:
+        if run.call_id == "content":
+            return Accept(content=[{"type": "text", "text": "replaced"}])
+        if run.call_id == "value":
+            return Accept(value="new")
+        if run.call_id == "block":
+            return Block([{"type": "text", "text": "blocked"}])
+        if run.call_id == "cancel":
+            controller.abort()
+        return await nxt()
+
+    async def wrapper(run: ToolExecution, nxt: Any) -> Any:
+        if run.call_id == "authored":
+            return ToolFailure(ToolError("authored", ErrorInfo("X", "Y")), [{"type": "text", "text": "v"}], {"m": 1})
+        return await nxt()
+
+    registry.on_post_execute(post)
+    registry.on_execute(wrapper)
+    ids = ["content", "value", "block", "authored"]
+    _, lines = run_step(registry, tmp_path / "a.jsonl", [model_call(i, "echo", '{"text":"old"}') for i in ids])
+    metas = {line["data"]["message"]["id"]: line["data"].get("meta", "ABSENT") for line in lines[1::2]}
+    assert metas == {
+        "content:result": {"projected": "old"},
+        "value:result": {"projected": "new"},
+        "block:result": "ABSENT",
+        "authored:result": {"m": 1},
+    }
+    _, cancelled = run_step(
+        registry, tmp_path / "b.jsonl", [model_call("cancel", "echo", '{"text":"old"}')], signal=controller.signal
+    )
+    assert "meta" not in cancelled[1]["data"]
+    assert cancelled[1]["data"]["error"] == {"name": "AbortError", "code": "ABORTED"}
+
+
+# --- durability: flush, fsync, torn lines, malformed lines, reopening --------------------------------------
+
+
+def test_each_append_is_flushed_and_close_fsyncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SessionLog durability promise: a line is on disk (to the OS) when append returns; close() fsyncs."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(descriptor: int) -> None:
+        synced.append(descriptor)
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    path = tmp_path / "s.jsonl"
+    log = SessionLog.open(path)
+    log.append("note/custom", {"n": 1})
+    assert path.read_bytes() == b'{"seq":1,"type":"note/custom","data":{"n":1}}\n'
+    assert synced == []
+    log.close()
+    assert len(synced) == 2  # the file, then the directory of a new log
+    log.close()  # idempotent
+    with pytest.raises(ValueError, match="is closed"):
+        log.append("note/custom", {})
+
+
+def _write_log(path: Path, count: int) -> list[bytes]:
+    with SessionLog.open(path) as log:
+        for index in range(count):
+            log.append("note/custom", {"n": index, "text": "ü" * index})
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_torn_last_line_is_reported_and_skipped(tmp_path: Path) -> None:
+    """A torn last line (no newline) is reported with its line number and byte offset, and skipped."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 3)
+    path.write_bytes(b"".join(lines[:2]) + lines[2][:-5])
+    replayed = replay(path)
+    assert replayed.torn == TornLine(3, len(lines[0]) + len(lines[1]), len(lines[2]) - 5)
+    assert str(replayed.torn) == (
+        f"line 3 (byte offset {len(lines[0]) + len(lines[1])}) is torn: {len(lines[2]) - 5} bytes without a newline"
+    )
+    assert [e.data["n"] for e in replayed.events] == [0, 1]
+
+
+def test_a_complete_json_without_its_newline_is_still_torn(tmp_path: Path) -> None:
+    """A line counts only once its newline is written."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 2)
+    path.write_bytes(lines[0] + lines[1][:-1])
+    replayed = replay(path)
+    assert replayed.torn is not None and replayed.torn.line == 2 and len(replayed.events) == 1
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (b"{not json}", "not valid JSON"),
+        (b"\xff\xfe", "not valid UTF-8"),
+        (b"", "empty line"),
+        (b"[1]", "an event must be a JSON object"),
+        (b'{"seq":5,"type":"x","data":{}}', "seq must be 2 (the line number), not 5"),
+        (b'{"seq":2,"type":"","data":{}}', '"type" must be a non-empty string'),
+        (b'{"seq":2,"type":"x"}', 'an event needs "data"'),
+        (b'{"seq":2,"type":"x","data":{"a":NaN}}', "not valid JSON"),
+        (b'{"seq":2,"type":"x","data":{"a":1e400}}', "not lossless JSON"),
+        (b'{"seq":2,"type":"tool/call","data":{"turn":1,"step":1,"callId":"c","name":"t","arguments":{}}}', "raw"),
+    ],
+)
+def test_malformed_line_is_a_typed_error_naming_the_line(tmp_path: Path, bad: bytes, reason: str) -> None:
+    """Any malformed complete line raises MalformedLogError with its line number and byte offset."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 3)
+    path.write_bytes(lines[0] + bad + b"\n" + lines[2])
+    with pytest.raises(MalformedLogError) as raised:
+        replay(path)
+    error = raised.value
+    assert (error.line, error.offset) == (2, len(lines[0]))
+    assert reason in error.reason
+    assert str(error) == f"{path}: line 2 (byte offset {len(lines[0])}): {error.reason}"
+
+
+def test_numbers_are_read_as_json_parse_reads_them(tmp_path: Path) -> None:
+    """decisions.md 2 / 8: an integer literal beyond the safe range is a double, as for an ECMAScript reader, so
+    a float such as 2**53 that the canonical writer prints in integer form reads back as the same float."""
+    assert parse_model_arguments("9007199254740993") == 9007199254740992.0
+    assert type(parse_model_arguments("9007199254740991")) is int
+    assert type(parse_model_arguments("-9007199254740992")) is float
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        log.append("note/custom", {"a": 2.0**53, "b": 1e300})
+    assert b'"a":9007199254740992,"b":1e+300' in path.read_bytes()
+    data = replay(path).events[0].data
+    assert data == {"a": 2.0**53, "b": 1e300} and type(data["a"]) is float
+
+
+def test_reopening_cuts_a_torn_tail_and_continues(tmp_path: Path) -> None:
+    """SessionLog.open on an existing log repairs a torn tail, then appends with the next sequence number."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 2)
+    path.write_bytes(lines[0] + lines[1][:7])
+    with SessionLog.open(path) as log:
+        assert log.repaired == TornLine(2, len(lines[0]), 7)
+        event = log.append("note/custom", {"n": "again"})
+    assert event.seq == 2
+    replayed = replay(path)
+    assert replayed.torn is None and [e.data["n"] for e in replayed.events] == [0, "again"]
+
+
+def test_reopening_refuses_a_malformed_log(tmp_path: Path) -> None:
+    """Nothing is appended to a corrupt log."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"garbage\n")
+    with pytest.raises(MalformedLogError):
+        SessionLog.open(path)
+    assert path.read_bytes() == b"garbage\n"
+
+
+def test_reopening_keeps_the_invariant_state(tmp_path: Path) -> None:
+    """digest 9.7 across reopen: a result may close a call recorded before the log was reopened."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        log.append_tool_call(turn=1, step=1, call_id="c1", name="t", arguments="")
+    with SessionLog.open(path) as log:
+        log.append_tool_result(turn=1, step=1, call_id="c1", result=ToolFailure(ToolError("x"), []), message_id="m")
+    assert len(replay(path).messages) == 1
+
+
+def test_missing_log_raises_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        replay(tmp_path / "absent.jsonl")
+
+
+# --- properties ---------------------------------------------------------------------------------------------
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
+    | st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f != 0 or str(f) == "0.0")
+    | st.text(st.characters(exclude_categories=()), max_size=8)
+)
+JSON_VALUES = st.recursive(
+    _SCALARS,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    max_leaves=12,
+)
+CANARIES = st.text("ABCDEFGHJKLMNPQRSTUVWXYZ23456789", min_size=12, max_size=16).map(lambda s: "CANARY" + s)
+
+
+def _json_forms(text: str) -> list[bytes]:
+    """The bytes a string can take inside a canonical JSON log line."""
+    return [text.encode("utf-8", "surrogatepass"), canonical_json(text)[1:-1].encode()]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shown=JSON_VALUES, hidden=JSON_VALUES, canary=CANARIES, fail=st.booleans())
+def test_property_canary_in_dropped_fields_never_reaches_the_log(
+    tmp_path: Path, shown: Any, hidden: Any, canary: str, fail: bool
+) -> None:
+    """issue property: a canary placed only in value fields the renderer drops never appears in the log bytes."""
+    value = {"shown": shown, "hidden": [hidden, canary, {canary: canary}]}
+
+    def body(args: Any, run: ToolExecution) -> Any:
+        run.defer_context({"id": canary})
+        if fail:
+            raise RuntimeError("failed")  # the failure message is persisted only inside the content text
+        return value
+
+    def render(args: Any, v: Any) -> Any:
+        return [{"type": "text", "text": canonical_json(v["shown"])}]
+
+    registry = Registry()
+    registry.register(raw_tool("t", body, output=Output({}, render, lambda a, v: {"shown": v["shown"]})))
+    path = tmp_path / f"{uuid.uuid4()}.jsonl"
+    outcome, _ = run_step(registry, path, [model_call("c1", "t")])
+    assert outcome.results[0].is_error is fail
+    data = path.read_bytes()
+    assert all(form not in data for form in _json_forms(canary))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(JSON_VALUES, min_size=1, max_size=4), indent=st.sampled_from([None, 2]))
+def test_property_replayed_content_equals_live_content(tmp_path: Path, values: list[Any], indent: int | None) -> None:
+    """issue property: the content replay derives equals the live content byte for byte."""
+    registry = Registry()
+
+    def render(args: Any, value: Any) -> Any:
+        return [{"type": "text", "text": canonical_json(value, indent)}, {"type": "data", "value": value}]
+
+    registry.register(raw_tool("t", lambda args, run: args["v"], output=Output({}, render)))
+    path = tmp_path / f"{uuid.uuid4()}.jsonl"
+    calls = [model_call(f"c{i}", "t", canonical_json({"v": v})) for i, v in enumerate(values)]
+    outcome, _ = run_step(registry, path, calls)
+    replayed = replay(path)
+    live = [canonical_json(result.content).encode() for result in outcome.results]
+    derived = [canonical_json(message["content"][0]["content"]).encode() for message in replayed.messages]
+    assert derived == live
+    assert [canonical_json(m) for m in replayed.messages] == [canonical_json(m) for m in outcome.messages]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(JSON_VALUES, min_size=1, max_size=4))
+def test_property_truncated_last_line_keeps_every_earlier_event(tmp_path: Path, values: list[Any]) -> None:
+    """issue property: a log truncated at every byte offset of its last line keeps all earlier events."""
+    path = tmp_path / f"{uuid.uuid4()}.jsonl"
+    with SessionLog.open(path) as log:
+        for value in values:
+            log.append("note/custom", {"v": value})
+    full = path.read_bytes()
+    lines = full.splitlines(keepends=True)
+    start = len(full) - len(lines[-1])
+    earlier = [canonical_json(e.data) for e in replay(path).events][:-1]
+    for cut in range(start, len(full)):
+        path.write_bytes(full[:cut])
+        replayed = replay(path)
+        assert [canonical_json(e.data) for e in replayed.events] == earlier
+        assert replayed.torn == (None if cut == start else TornLine(len(lines), start, cut - start))
+
+
+# --- the command line -------------------------------------------------------------------------------------
+
+
+def test_replay_command_prints_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`toolcontract replay LOG` prints each derived message as canonical JSON, one per line."""
+    registry = Registry()
+    registry.register(echo_tool())
+    path = tmp_path / "s.jsonl"
+    outcome, _ = run_step(registry, path, [model_call("c1", "echo", '{"text":"é"}'), model_call("c2", "x")])
+    assert replay_command([str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "".join(canonical_json(m) + "\n" for m in outcome.messages)
+    assert captured.err == ""
+
+
+def test_replay_command_reports_a_torn_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 2)
+    path.write_bytes(lines[0] + lines[1][:3])
+    assert replay_command([str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"toolcontract replay: {path}: line 2 (byte offset {len(lines[0])}) is torn: "
+        "3 bytes without a newline; skipped\n"
+    )
+
+
+def test_replay_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing file or a malformed log: a clear message on standard error and a non-zero exit."""
+    missing = tmp_path / "absent.jsonl"
+    assert replay_command([str(missing)]) == 1
+    assert capsys.readouterr().err == f"toolcontract replay: error: {missing}: no such file\n"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"oops\n")
+    assert replay_command([str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"toolcontract replay: error: malformed session log: {bad}: line 1 (byte offset 0): not valid JSON"
+    )
+    assert replay_command([str(tmp_path)]) == 1
+    assert "is a directory" in capsys.readouterr().err
+    assert replay_command([]) == 2
+    assert "usage: toolcontract replay" in capsys.readouterr().err
+
+
+def test_define_tool_demo_round_trip(tmp_path: Path) -> None:
+    """A define_tool with a closed object value: the log holds the content, never the value's fields."""
+    registry = Registry()
+    registry.register(
+        define_tool(
+            name="word_count",
+            description="Count words.",
+            parameters={"text": {"type": "string", "required": True}},
+            output=Output(
+                schema={
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"words": {"type": "integer", "required": True}},
+                },
+                render=lambda args, value: [{"type": "text", "text": f"{value['words']} words"}],
+            ),
+            execute=lambda args, run: {"words": len(args["text"].split())},
+        )
+    )
+    path = tmp_path / "s.jsonl"
+    outcome, _ = run_step(registry, path, [model_call("c1", "word_count", '{"text":"a b c"}')])
+    assert outcome.results[0].value == {"words": 3}  # type: ignore[union-attr]
+    assert b'"words"' not in path.read_bytes()
+    assert plain(replay(path).messages[0]["content"][0]["content"]) == [{"type": "text", "text": "3 words"}]
+
+
+def test_absent_and_none_differ() -> None:
+    """decisions.md 6a: a result without meta and one with null meta are told apart by the event data."""
+    assert "meta" not in tool_result_data(1, 1, "c", ToolSuccess(1, [], ABSENT), "m")
+    assert tool_result_data(1, 1, "c", ToolSuccess(1, [], None), "m")["meta"] is None

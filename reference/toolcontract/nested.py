@@ -1,0 +1,427 @@
+"""Nested (code-mode) dispatch: a program's tool calls run through the registry as sub-calls of one outer call."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+from toolcontract.errors import CodeRunFailedError, error_message
+from toolcontract.execution import Call, ToolExecution
+from toolcontract.jsonvalue import JsonValue, NotLosslessJson, snapshot_json
+from toolcontract.registry import RESERVED_NAME, Registry
+from toolcontract.result import ABSENT, ToolResult, ToolSuccess
+from toolcontract.signal import AbortController, AbortSignal
+
+__all__ = [
+    "CodeMode",
+    "DispatchLogListener",
+    "EventSink",
+    "Program",
+    "ProgramRun",
+    "SubCall",
+    "ToolCallError",
+    "Tools",
+]
+
+logger = logging.getLogger("toolcontract")
+
+Program: TypeAlias = Callable[["Tools"], Any]
+"""``program(tools) -> result``: plain or ``async``; ``None`` means the program returned nothing."""
+EventSink: TypeAlias = Callable[[str, JsonValue], Any]
+"""``sink(event_type, data)``: receives the dispatch events (``SessionLog.append`` is one)."""
+
+_UNLOSSLESS_ARGUMENTS: Final = (
+    "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)"
+)
+_MISSING: Final[Any] = object()
+
+
+class ToolCallError(Exception):
+    """How a binding call fails inside a program: the failure's message only (no info, no content)."""
+
+    def __init__(self, tool_name: str, message: str) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class SubCall:
+    """A committed sub-call, as the dispatch-log listeners see it."""
+
+    root_call_id: str
+    parent_call_id: str
+    sub_call_id: str
+    name: str
+    arguments: JsonValue
+    result: ToolResult
+
+
+DispatchLogListener: TypeAlias = Callable[[SubCall, Callable[[], Awaitable[Any]]], Any]
+"""``(sub_call, next) -> content``: the ``tool/code-dispatch`` log copy of the content (``await next()`` for
+the inner listeners' copy; the innermost is the final content unchanged)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramRun:
+    """How a program run ended: its result (:data:`~toolcontract.result.ABSENT` when it returned nothing or
+    failed), its logs, and the exception it raised (``None`` on success)."""
+
+    result: Any
+    logs: tuple[str, ...]
+    error: BaseException | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    value: Any = None
+    error: str | None = None
+
+
+class Tools:
+    """What a program receives: ``await tools.call(name, arguments)``, ``tools[name](arguments)`` or
+    ``tools.<name>(arguments)`` (for names that are not methods of this class), and ``tools.log(text)``.
+
+    A binding call returns an awaitable at once (the call is submitted then, so submission order is call
+    order); awaiting it gives the final value or raises :class:`ToolCallError`. ``run_code`` is never a binding.
+    """
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+
+    def call(self, name: str, arguments: Any = _MISSING) -> Awaitable[JsonValue]:
+        """Submit a nested call of ``name``; omitting ``arguments`` fails like non-JSON arguments."""
+        return self[name](arguments)
+
+    def __getitem__(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
+        if name == RESERVED_NAME:
+            raise KeyError(f"{RESERVED_NAME} is not callable from inside a program")
+
+        def binding(arguments: Any = _MISSING) -> Awaitable[JsonValue]:
+            return self._run.submit(name, arguments)
+
+        return binding
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
+        if name.startswith("_") or name == RESERVED_NAME:
+            raise AttributeError(name)
+        return self[name]
+
+    def log(self, text: str) -> None:
+        """Capture one log entry (one entry per call, not split on newlines)."""
+        if not isinstance(text, str):
+            raise TypeError("a log entry must be a string")
+        self._run.logs.append(text)
+
+    @property
+    def signal(self) -> AbortSignal:
+        """The run-scoped signal every sub-call receives."""
+        return self._run.controller.signal
+
+    def abort(self, reason: object = None) -> None:
+        """Abort the run-scoped signal (sub-calls in flight and later ones see it aborted)."""
+        self._run.controller.abort(reason)
+
+
+class _Pending:
+    """The awaitable a binding call returns; its dispatch task never raises, so nothing goes unretrieved."""
+
+    __slots__ = ("_name", "_outcome", "_task")
+
+    def __init__(self, name: str, task: asyncio.Task[_Outcome] | None, outcome: _Outcome | None = None) -> None:
+        self._name = name
+        self._task = task
+        self._outcome = outcome
+
+    def __await__(self) -> Generator[Any, None, JsonValue]:
+        if self._task is not None:
+            # shielded: cancelling the program's wait must not cancel a started sub-call
+            outcome = yield from asyncio.shield(self._task).__await__()
+        else:
+            assert self._outcome is not None
+            outcome = self._outcome
+        if outcome.error is not None:
+            raise ToolCallError(self._name, outcome.error)
+        return outcome.value
+
+
+class _Run:
+    """One program run: numbering, the concurrency cap, the ordered start and commit stages, settlement."""
+
+    def __init__(self, mode: CodeMode, outer: ToolExecution) -> None:
+        self.mode = mode
+        self.outer = outer
+        self.logs: list[str] = []
+        self.controller = AbortController()
+        outer_signal = outer.signal
+        self._unfollow = outer_signal.add_listener(self.controller.abort) if outer_signal is not None else None
+        self.over: str | None = None
+        self._count = 0
+        self._free = mode.max_parallel_sub_calls
+        self._slot_freed: asyncio.Future[None] | None = None
+        self._tasks: list[asyncio.Task[_Outcome]] = []
+        self._last_start: asyncio.Future[None] | None = None
+        self._last_commit: asyncio.Future[None] | None = None
+
+    def _over_message(self, name: str, what: str) -> str:
+        return f"run_code run is over ({self.over}); {name} {what}"
+
+    def submit(self, name: str, arguments: Any) -> _Pending:
+        if self.over is not None:
+            return _Pending(name, None, _Outcome(error=self._over_message(name, "not dispatched")))
+        if arguments is _MISSING:
+            return _Pending(name, None, _Outcome(error=_UNLOSSLESS_ARGUMENTS))
+        try:
+            normalized = snapshot_json(arguments)
+        except NotLosslessJson:
+            return _Pending(name, None, _Outcome(error=_UNLOSSLESS_ARGUMENTS))
+        except Exception as thrown:
+            return _Pending(
+                name, None, _Outcome(error=f"tool arguments must be lossless JSON: {error_message(thrown)}")
+            )
+        self._count += 1
+        loop = asyncio.get_running_loop()
+        previous_start, previous_commit = self._last_start, self._last_commit
+        start_done: asyncio.Future[None] = loop.create_future()
+        commit_done: asyncio.Future[None] = loop.create_future()
+        self._last_start, self._last_commit = start_done, commit_done
+        task = loop.create_task(
+            self._dispatch(self._count, name, normalized, previous_start, start_done, previous_commit, commit_done)
+        )
+        self._tasks.append(task)
+        return _Pending(name, task)
+
+    async def _dispatch(
+        self,
+        number: int,
+        name: str,
+        arguments: JsonValue,
+        previous_start: asyncio.Future[None] | None,
+        start_done: asyncio.Future[None],
+        previous_commit: asyncio.Future[None] | None,
+        commit_done: asyncio.Future[None],
+    ) -> _Outcome:
+        outer = self.outer
+        sub_call_id = f"{outer.call_id}:code:{number}"
+        identity = {
+            "rootCallId": outer.root_call_id,
+            "parentCallId": outer.call_id,
+            "subCallId": sub_call_id,
+            "name": name,
+        }
+        try:
+            try:
+                if previous_start is not None:
+                    await previous_start
+                if not await self._acquire_slot():
+                    return _Outcome(error=self._over_message(name, "tool call abandoned"))
+                await self.mode._emit(
+                    outer, "tool/code-dispatch-start", {**identity, "arguments": snapshot_json(arguments)}
+                )
+            finally:
+                start_done.set_result(None)
+            try:
+                call = Call(
+                    sub_call_id,
+                    name,
+                    arguments,
+                    root_call_id=outer.root_call_id,
+                    parent=outer.token,
+                    signal=self.controller.signal,
+                    agent=outer.agent,
+                )
+                result = await self.mode.registry.execute(call)
+            finally:
+                self._release_slot()
+            if previous_commit is not None:
+                await previous_commit
+            return await self._commit(identity, arguments, result)
+        except asyncio.CancelledError:
+            raise
+        except Exception as thrown:  # the bridge's own failure; the program sees it as the call's failure
+            return _Outcome(error=error_message(thrown))
+        finally:
+            if not start_done.done():
+                start_done.set_result(None)
+            commit_done.set_result(None)
+
+    async def _commit(self, identity: dict[str, Any], arguments: JsonValue, result: ToolResult) -> _Outcome:
+        outer = self.outer
+        sub = SubCall(
+            identity["rootCallId"], identity["parentCallId"], identity["subCallId"], identity["name"], arguments, result
+        )
+        content = await self.mode._dispatch_log_content(sub)
+        await self.mode._emit(
+            outer,
+            "tool/code-dispatch",
+            {**identity, "arguments": snapshot_json(arguments), "isError": result.is_error, "content": content},
+        )
+        if self.over is not None:
+            return _Outcome(error=self._over_message(identity["name"], "result discarded"))
+        if isinstance(result, ToolSuccess) and _has_image(result.content):
+            outer.defer_context(
+                {"source": {"kind": "plugin", "plugin": "tools-code-mode"}, "content": result.content, "role": "user"}
+            )
+        if result.additional_contexts is not ABSENT:
+            for context in result.additional_contexts:
+                outer.defer_context(context)
+        if result.concludes_turn is True:
+            outer.conclude_turn()
+        if isinstance(result, ToolSuccess):
+            return _Outcome(value=result.value)
+        return _Outcome(error=result.error.message)
+
+    async def _acquire_slot(self) -> bool:
+        """Take a slot; ``False`` when the call would still be queued once the run is over (abandoned)."""
+        while self._free == 0:
+            if self.over is not None:
+                return False
+            self._slot_freed = asyncio.get_running_loop().create_future()
+            await self._slot_freed
+        self._free -= 1
+        return True
+
+    def _wake(self) -> None:
+        waiter, self._slot_freed = self._slot_freed, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _release_slot(self) -> None:
+        self._free += 1
+        self._wake()
+
+    async def settle(self, reason: str) -> None:
+        """End the run: reject later calls, start the submitted calls a slot is free for and abandon the queued
+        ones, abort the run signal, then drain every started call."""
+        if self.controller.signal.aborted and reason != "failed":
+            reason = "aborted"
+        self.over = reason
+        self._wake()
+        if self._last_start is not None:
+            await asyncio.shield(self._last_start)
+        self.controller.abort(f"run_code run is over ({reason})")
+        if self._unfollow is not None:
+            self._unfollow()
+        await asyncio.shield(asyncio.gather(*self._tasks, return_exceptions=True))
+
+
+def _has_image(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "image" for block in content
+    )
+
+
+class CodeMode:
+    """The code-mode bridge over a registry.
+
+    A *program* is a plain Python callable (``async`` or not) that receives a :class:`Tools` object. Each binding
+    call is normalized (a lossless JSON snapshot of its arguments), numbered ``<outer callId>:code:<n>``, and
+    executed as a nested call: the outer token as ``parent``, the outer ``rootCallId``, the outer agent, and a
+    run-scoped signal that follows the outer one and aborts when the run settles. The program receives the final
+    value, or a :class:`ToolCallError` carrying only the failure message. At each sub-call's commit, in
+    submission order, image content, additional contexts and ``concludes_turn`` are forwarded to the outer call.
+
+    ``events`` receives ``tool/code-dispatch-start`` and ``tool/code-dispatch`` (only for outer calls that
+    have an agent); ``max_parallel_sub_calls`` caps the sub-calls whose around/body stages overlap.
+    """
+
+    def __init__(
+        self, registry: Registry, *, events: EventSink | None = None, max_parallel_sub_calls: int = 10
+    ) -> None:
+        if type(max_parallel_sub_calls) is not int or max_parallel_sub_calls < 1:
+            raise ValueError("maxParallelSubCalls must be a positive integer")
+        self.registry = registry
+        self.events = events
+        self.max_parallel_sub_calls = max_parallel_sub_calls
+        self._log_listeners: list[DispatchLogListener] = []
+
+    def on_dispatch_log(self, listener: DispatchLogListener, *, prepend: bool = False) -> Callable[[], None]:
+        """Add a listener of the ``tool/code-dispatch`` log copy (a waterfall); returns its disposer."""
+        if prepend:
+            self._log_listeners.insert(0, listener)
+        else:
+            self._log_listeners.append(listener)
+
+        def dispose() -> None:
+            if listener in self._log_listeners:
+                self._log_listeners.remove(listener)
+
+        return dispose
+
+    async def run(self, outer: ToolExecution, program: Program) -> ProgramRun:
+        """Run ``program`` as the body of the outer call ``outer``; settles (drains every sub-call) first."""
+        run = _Run(self, outer)
+        tools = Tools(run)
+        try:
+            produced = program(tools)
+            if inspect.isawaitable(produced):
+                produced = await produced
+        except asyncio.CancelledError:
+            await run.settle("aborted")
+            raise
+        except Exception as thrown:
+            await run.settle("failed")
+            return ProgramRun(ABSENT, tuple(run.logs), thrown)
+        await run.settle("completed")
+        return ProgramRun(ABSENT if produced is None else produced, tuple(run.logs), None)
+
+    async def run_code(self, outer: ToolExecution, program: Program, *, description: Any) -> dict[str, Any]:
+        """Run a program as ``run_code`` does and return its value ``{logs, result?}``.
+
+        Raises ``ValueError`` for a blank description and :class:`~toolcontract.errors.CodeRunFailedError`
+        (``exception``, or ``invalid-output`` for a result that is not lossless JSON) when the run fails.
+        """
+        if not isinstance(description, str) or not description.strip():
+            raise ValueError("invalid description: expected a non-empty string")
+        ran = await self.run(outer, program)
+        if ran.error is not None:
+            raise CodeRunFailedError("exception", error_message(ran.error), ran.logs)
+        value: dict[str, Any] = {"logs": list(ran.logs)}
+        if ran.result is not ABSENT:
+            try:
+                value["result"] = snapshot_json(ran.result)
+            except NotLosslessJson:
+                raise CodeRunFailedError(
+                    "invalid-output", "the program's result is not lossless JSON", ran.logs
+                ) from None
+        return value
+
+    async def _emit(self, outer: ToolExecution, event_type: str, data: dict[str, Any]) -> None:
+        sink = self.events
+        if sink is None or outer.agent is None:
+            return
+        try:
+            produced = sink(event_type, data)
+            if inspect.isawaitable(produced):
+                await produced
+        except Exception as thrown:  # a failing sink must not change what the program sees
+            logger.warning('event sink failed on "%s" for %s: %s', event_type, data["subCallId"], error_message(thrown))
+
+    async def _dispatch_log_content(self, sub: SubCall) -> Any:
+        listeners = list(self._log_listeners)
+        final = sub.result.content
+        if not listeners:
+            return final
+
+        async def step(index: int) -> Any:
+            if index == len(listeners):
+                return final
+            produced = listeners[index](sub, lambda: step(index + 1))
+            if inspect.isawaitable(produced):
+                produced = await produced
+            return produced
+
+        try:
+            return await step(0)
+        except Exception as thrown:
+            logger.warning("tools/code-dispatch-log listener failed for %s: %s", sub.sub_call_id, error_message(thrown))
+            return final

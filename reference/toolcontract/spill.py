@@ -1,0 +1,165 @@
+"""The generic spill policy: bound a direct call's final text content to a byte size, storing the full text."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from toolcontract.decisions import Accept
+from toolcontract.jsonvalue import JsonValue
+from toolcontract.renderers._ecma import retain_text_head, retain_text_tail, utf8, utf8_length
+from toolcontract.result import ABSENT, ToolResult
+
+if TYPE_CHECKING:
+    from toolcontract.definition import ToolDefinition
+    from toolcontract.execution import ToolExecution
+    from toolcontract.nested import CodeMode, SubCall
+    from toolcontract.registry import Registry
+
+__all__ = [
+    "DEFAULT_HINT",
+    "SpillStore",
+    "bound_content",
+    "directory_store",
+    "install_dispatch_log_spill",
+    "install_spill",
+    "tool_owned_spill_applies",
+]
+
+SpillStore: TypeAlias = Callable[[str, str], Any]
+"""``store(call_id, text) -> locator | None`` (plain or ``async``): keeps the full text; ``None`` if it could not."""
+
+DEFAULT_HINT: Final = "Use the read tool to view it."
+READ_TOOL: Final = "read"
+_JOINER: Final = "\n…\n"
+
+
+def directory_store(directory: str | Path) -> SpillStore:
+    """A store writing each spilled text to ``<directory>/<call id>.txt`` in UTF-8 (a lone surrogate as U+FFFD, as
+    ``TextEncoder`` writes it); the locator is that path."""
+    root = Path(directory)
+
+    def store(call_id: str, text: str) -> str:
+        root.mkdir(parents=True, exist_ok=True)
+        target = root / (re.sub(r"[^A-Za-z0-9._-]", "_", call_id) + ".txt")
+        target.write_bytes(utf8(text))
+        return str(target)
+
+    return store
+
+
+def _text_of(content: Any) -> str | None:
+    """The text blocks of ``content`` joined by newlines, or ``None`` when it has no text block."""
+    if not isinstance(content, list):
+        return None
+    texts = [
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    return "\n".join(texts) if texts else None
+
+
+def _notice(omitted: int, locator: str, hint: str) -> str:
+    return f"(Omitted {omitted} bytes. Full formatted result stored at: {locator}. {hint})"
+
+
+async def bound_content(
+    content: Any, call_id: str, *, max_bytes: int, store: SpillStore, hint: str = DEFAULT_HINT
+) -> Any:
+    """``content`` with its text bounded to ``max_bytes`` UTF-8 bytes, or ``content`` itself when it fits.
+
+    Bytes are counted as ``TextEncoder`` counts them (a lone surrogate is U+FFFD, three bytes), and the head and
+    tail are cut back to whole characters, as the output-retention primitives do.
+
+    An oversized text is stored whole and replaced by a head/tail preview, ``\\n\\n`` and the notice
+    ``(Omitted <n> bytes. Full formatted result stored at: <locator>. <hint>)``; other blocks are kept after it.
+    The content is kept unchanged when the notice alone would not fit or the store could not keep the text.
+    """
+    text = _text_of(content)
+    if text is None:
+        return content
+    size = utf8_length(text)
+    if size <= max_bytes:
+        return content
+    worst_case = utf8_length(_notice(size, "", hint))
+    budget = max_bytes - worst_case - 2 - utf8_length(_JOINER)
+    if budget < 0:
+        return content
+    produced = store(call_id, text)
+    locator = await produced if inspect.isawaitable(produced) else produced
+    if not isinstance(locator, str):
+        return content
+    budget -= utf8_length(locator)
+    if budget < 0:
+        return content
+    head = retain_text_head(text, (budget + 1) // 2).text
+    tail = retain_text_tail(text, budget // 2).text
+    omitted = size - utf8_length(head) - utf8_length(tail)
+    preview = head + _JOINER + tail
+    others = [block for block in content if not (isinstance(block, dict) and block.get("type") == "text")]
+    return [{"type": "text", "text": preview + "\n\n" + _notice(omitted, locator, hint)}, *others]
+
+
+def tool_owned_spill_applies(
+    registry: Registry, definition: ToolDefinition, run: ToolExecution, result: ToolResult, decision: Any
+) -> bool:
+    """Whether a tool's own spill (a post-execute content projection) may run on this call.
+
+    Only for a direct, successful call that ``definition`` still owns (the registry resolves the name to it) and
+    whose inner post-execute listeners replaced neither content nor value (``decision`` is what ``next()``
+    returned).
+    """
+    return (
+        run.parent is None
+        and not result.is_error
+        and registry.definition(run.name) is definition
+        and isinstance(decision, Accept)
+        and decision.content is ABSENT
+        and decision.value is ABSENT
+    )
+
+
+def install_spill(
+    registry: Registry, *, max_bytes: int, store: SpillStore, hint: str = DEFAULT_HINT
+) -> Callable[[], None]:
+    """Install the generic spill post-execute listener; returns its disposer.
+
+    It is registered outermost (``prepend``) and delegates first, so every other post-execute projection (a
+    tool-owned content replacement included) completes before the bound, whatever the registration order. It
+    leaves the decision unchanged for nested calls, value replacements, decisions that are not an accept, and the
+    ``read`` tool (whose output is how a spilled result is read back).
+    """
+    if type(max_bytes) is not int or max_bytes < 1:
+        raise ValueError("max_bytes must be a positive integer")
+
+    async def spill(run: ToolExecution, result: ToolResult, next: Callable[[], Awaitable[Any]]) -> Any:
+        decision = await next()
+        if not isinstance(decision, Accept) or decision.value is not ABSENT:
+            return decision
+        if run.parent is not None or run.name == READ_TOOL:
+            return decision
+        current = decision.content if decision.content is not ABSENT else result.content
+        bounded = await bound_content(current, run.call_id, max_bytes=max_bytes, store=store, hint=hint)
+        if bounded is current:
+            return decision
+        return Accept(content=bounded, additional_contexts=decision.additional_contexts)
+
+    return registry.on_post_execute(spill, prepend=True)
+
+
+def install_dispatch_log_spill(
+    code_mode: CodeMode, *, max_bytes: int, store: SpillStore, hint: str = DEFAULT_HINT
+) -> Callable[[], None]:
+    """Bound the ``tool/code-dispatch`` log copy of each sub-call's content the same way; returns a disposer."""
+    if type(max_bytes) is not int or max_bytes < 1:
+        raise ValueError("max_bytes must be a positive integer")
+
+    async def bound_log_copy(sub: SubCall, next: Callable[[], Awaitable[JsonValue]]) -> Any:
+        content = await next()
+        return await bound_content(content, sub.sub_call_id, max_bytes=max_bytes, store=store, hint=hint)
+
+    return code_mode.on_dispatch_log(bound_log_copy, prepend=True)
