@@ -1,0 +1,115 @@
+"""``job_output`` / ``job_list`` / ``job_kill``: background jobs and their status line (renderers.md §18)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from toolcontract.definition import Output
+from toolcontract.renderers._blocks import TextContent, single_text, text_content
+from toolcontract.renderers._dsl import Node, array, enum, integer, obj, optional, required, string
+from toolcontract.renderers._ecma import retain_text_head, retain_text_tail, utf8_length
+
+__all__ = [
+    "JOB_FAMILIES",
+    "JOB_SCHEMAS",
+    "OUTPUT_TRUNCATED",
+    "RESULT_TRUNCATED",
+    "finalize_content",
+    "job_outputs",
+    "render_job_kill",
+    "render_job_list",
+    "render_job_output",
+    "status_line",
+]
+
+OUTPUT_TRUNCATED: Final = "\n[output truncated]"
+RESULT_TRUNCATED: Final = "\n[result truncated]"
+
+_JOB: Final[Node] = obj(
+    {
+        "id": required(string()),
+        "kind": required(string()),
+        "label": required(string()),
+        "status": required(enum("running", "stopping", "completed", "killed", "failed")),
+        "detail": optional(string()),
+        "startedAt": required(integer()),
+        "finishedAt": optional(integer()),
+    }
+)
+
+JOB_SCHEMAS: Final[dict[str, Node]] = {
+    "job_output": obj({"text": required(string()), "job": required(_JOB)}),
+    "job_list": array(_JOB),
+    "job_kill": obj({"outcome": required(enum("cancellation-requested", "already-finished")), "job": required(_JOB)}),
+}
+
+JOB_FAMILIES: Final = tuple(JOB_SCHEMAS)
+
+
+def status_line(job: Any) -> str:
+    """``[status: <status>, <detail>]``, or ``[status: <status>]`` without a detail."""
+    detail = job.get("detail")
+    return f"[status: {job['status']}, {detail}]" if detail else f"[status: {job['status']}]"
+
+
+def _job_output_body(value: Any) -> str:
+    body: str = value["text"] or "(no new output)"
+    return body if body.endswith("\n") else body + "\n"
+
+
+def render_job_output(args: Any, value: Any) -> TextContent:
+    """The new output (or ``(no new output)``), a newline, the status line."""
+    return text_content(_job_output_body(value) + status_line(value["job"]))
+
+
+def render_job_list(args: Any, value: Any) -> TextContent:
+    """``<id> [<kind>] <status> — <label>`` per job, or ``(no background jobs)``."""
+    if not value:
+        return text_content("(no background jobs)")
+    return text_content("\n".join(f"{job['id']} [{job['kind']}] {job['status']} — {job['label']}" for job in value))
+
+
+def render_job_kill(args: Any, value: Any) -> TextContent:
+    """A cancellation request, or the already-finished job's status line."""
+    job = value["job"]
+    if value["outcome"] == "cancellation-requested":
+        return text_content(f"requested cancellation of job {job['id']}")
+    return text_content(f"job {job['id']} had already finished {status_line(job)}")
+
+
+def _bound_single_block(text: str, limit: int) -> str:
+    if utf8_length(text) <= limit:
+        return text
+    marker_bytes = utf8_length(RESULT_TRUNCATED)
+    if limit >= marker_bytes:
+        return retain_text_head(text, limit - marker_bytes).text + RESULT_TRUNCATED
+    return retain_text_tail(RESULT_TRUNCATED, limit).text
+
+
+def finalize_content(family: str, value: Any, content: Sequence[Any], *, output_limit_bytes: int | None) -> list[Any]:
+    """Re-bound the final content of ``job_output`` / ``job_kill`` when the job has an output limit.
+
+    ``value`` is ``None`` for a failure. A ``job_output`` success keeps the UTF-8 tail of its body, then
+    ``[output truncated]`` and the status line; any other single text block keeps a head and
+    ``[result truncated]``. Without a limit the content is returned unchanged.
+    """
+    text = single_text(content)
+    if output_limit_bytes is None or text is None or utf8_length(text) <= output_limit_bytes:
+        return list(content)
+    if family == "job_output" and value is not None:
+        trailer = OUTPUT_TRUNCATED + "\n" + status_line(value["job"])
+        budget = output_limit_bytes - utf8_length(trailer)
+        if budget > 0:
+            body = value["text"] or "(no new output)"
+            return text_content(retain_text_tail(body, budget).text + trailer)
+    return text_content(_bound_single_block(text, output_limit_bytes))
+
+
+def job_outputs() -> dict[str, Output]:
+    """The three job output declarations, keyed by tool name."""
+    return {
+        "job_output": Output(schema=JOB_SCHEMAS["job_output"], render=render_job_output),
+        "job_list": Output(schema=JOB_SCHEMAS["job_list"], render=render_job_list),
+        "job_kill": Output(schema=JOB_SCHEMAS["job_kill"], render=render_job_kill),
+    }
