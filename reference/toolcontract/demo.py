@@ -1,10 +1,19 @@
-"""A short tour: register a tool, execute it, and print its value, its content and a failure."""
+"""A short tour: register a tool, execute model calls, print value, content and failures, and keep a log.
+
+Run ``python -m toolcontract.demo [LOG]``; the session log (JSON Lines) is written to ``LOG``
+(default ``toolcontract-demo.jsonl``) and can be replayed with ``toolcontract replay LOG``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 
-from toolcontract import Call, Output, Registry, ToolResult, canonical_json, define_tool
+from toolcontract import Output, Registry, ToolResult, canonical_json, define_tool
+from toolcontract.session import ModelToolCall, SessionLog, run_tool_calls
+
+DEFAULT_LOG = "toolcontract-demo.jsonl"
 
 
 def describe(label: str, result: ToolResult) -> str:
@@ -20,8 +29,8 @@ def describe(label: str, result: ToolResult) -> str:
     return "\n".join(lines)
 
 
-async def tour() -> str:
-    """Run the tour and return its printout."""
+def word_count_registry() -> Registry:
+    """A registry with one tool whose value (a record) and rendering (a sentence) differ."""
     registry = Registry()
     registry.register(
         define_tool(
@@ -47,23 +56,36 @@ async def tour() -> str:
             },
         )
     )
-    ok = await registry.execute(
-        Call(call_id="c1", name="word_count", arguments={"text": "lossless values render natively"})
-    )
-    bad_args = await registry.execute(Call(call_id="c2", name="word_count", arguments={"text": 42}))
-    unknown = await registry.execute(Call(call_id="c3", name="nope", arguments={}))
+    return registry
+
+
+async def tour(log_path: Path) -> str:
+    """Run the tour, writing the session log to ``log_path``, and return its printout."""
+    registry = word_count_registry()
+    calls = [
+        ModelToolCall("c1", "word_count", '{"text": "lossless values render natively"}'),
+        ModelToolCall("c2", "word_count", '{"text": 42}'),
+        ModelToolCall("c3", "nope", ""),
+    ]
+    log_path.unlink(missing_ok=True)
+    with SessionLog.open(log_path) as log:
+        outcome = await run_tool_calls(registry, log, calls, turn=1, step=1)
+    ok, bad_args, unknown = outcome.results
     return "\n".join(
         [
             describe("a success", ok),
             describe("invalid arguments", bad_args),
             describe("an unknown tool", unknown),
+            f"session log (content only, never the value): {log_path}",
+            f"replay it with: toolcontract replay {log_path}",
         ]
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Print the tour."""
-    print(asyncio.run(tour()))
+    arguments = sys.argv[1:] if argv is None else argv
+    print(asyncio.run(tour(Path(arguments[0] if arguments else DEFAULT_LOG))))
 
 
 if __name__ == "__main__":
