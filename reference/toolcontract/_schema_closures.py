@@ -11,19 +11,15 @@ whole-container lossless check only has to look at what no child node checked (d
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final
 
-from toolcontract._schema_kinds import ABSENT, is_json_integer, is_json_number, is_lossless
+from toolcontract._schema_kinds import ABSENT, is_json_integer, is_json_number, is_lossless, is_lossless_beside
 from toolcontract._schema_nodes import CollectFn, SchemaNode, ValidFn
-from toolcontract._schema_paths import ValuePath, missing_required, must_be, not_declared
+from toolcontract._schema_paths import ValuePath, missing_required, must_be, must_match_one_branch, not_declared
 from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER, es_key_order
+from toolcontract.jsonvalue import es_key_order
 
 __all__ = ["compile_closures"]
-
-_MAX: Final = MAX_SAFE_INTEGER
-_copysign = math.copysign
 
 
 def compile_closures(node: SchemaNode) -> None:
@@ -156,7 +152,7 @@ def _array_valid(node: SchemaNode) -> ValidFn:
         kind = type(value)
         if kind is not list and kind is not FrozenList:
             return False
-        # A plain loop: as fast as all(map(...)) and faster than all() over a generator.
+        # A plain loop: as fast as all(map(...)), faster than all() over a generator.
         for item in value:  # noqa: SIM110
             if not check(item):
                 return False
@@ -249,7 +245,7 @@ def _object_collect(node: SchemaNode) -> CollectFn:
                 for key in es_key_order([key for key in value if type(key) is str]):
                     if key not in declared:
                         out.append(not_declared(path, key))
-            if len(out) == start and not is_lossless(value):
+            if len(out) == start and not is_lossless_beside(value, declared):
                 out.append(must_be(path, "a lossless JSON object"))
         except RecursionError:
             raise
@@ -269,15 +265,16 @@ def _array_collect(node: SchemaNode) -> CollectFn:
         if kind is not list and kind is not FrozenList:
             out.append(must_be(path, "an array"))
             return
-        start = len(out)
-        if items is not None:
-            valid = items.valid
-            collect = items.collect
-            for index, item in enumerate(value):
-                if not valid(item):
-                    collect(item, (path, index), out)
-        if len(out) == start and not is_lossless(value):
-            out.append(must_be(path, "a dense lossless JSON array"))
+        if items is None:
+            if not is_lossless(value):
+                out.append(must_be(path, "a dense lossless JSON array"))
+            return
+        # With items, the whole-array check cannot fail once every item is valid (see is_lossless_beside).
+        valid = items.valid
+        collect = items.collect
+        for index, item in enumerate(value):
+            if not valid(item):
+                collect(item, (path, index), out)
 
     return collect_array
 
@@ -291,6 +288,6 @@ def _one_of_collect(node: SchemaNode) -> CollectFn:
             if check(value):
                 matched += 1
         if matched != 1:
-            out.append(must_be(path, f"match exactly one oneOf branch (matched {matched})"))
+            out.append(must_match_one_branch(path, matched))
 
     return collect_one_of

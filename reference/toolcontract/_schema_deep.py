@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from toolcontract._schema_kinds import is_lossless
+from toolcontract._schema_kinds import is_lossless, is_lossless_beside
 from toolcontract._schema_nodes import SchemaNode
-from toolcontract._schema_paths import ValuePath, missing_required, must_be, not_declared
+from toolcontract._schema_paths import ValuePath, missing_required, must_be, must_match_one_branch, not_declared
 from toolcontract._schema_walk import Step, run_walk
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import es_key_order
@@ -52,7 +52,7 @@ def _collect(node: SchemaNode, value: Any, path: ValuePath, out: list[str], use_
             if not scratch:
                 matched += 1
         if matched != 1:
-            out.append(must_be(path, f"match exactly one oneOf branch (matched {matched})"))
+            out.append(must_match_one_branch(path, matched))
     elif kind == "any":
         if not is_lossless(value):
             out.append(must_be(path, "a lossless JSON value"))
@@ -61,9 +61,7 @@ def _collect(node: SchemaNode, value: Any, path: ValuePath, out: list[str], use_
         node.collect(value, path, out)
 
 
-def _collect_object(
-    node: SchemaNode, value: Any, path: ValuePath, out: list[str], use_closures: bool
-) -> Step[None]:
+def _collect_object(node: SchemaNode, value: Any, path: ValuePath, out: list[str], use_closures: bool) -> Step[None]:
     kind = type(value)
     if kind is not dict and kind is not FrozenDict:
         out.append(must_be(path, "an object"))
@@ -80,7 +78,7 @@ def _collect_object(
             for key in es_key_order([key for key in value if type(key) is str]):
                 if key not in node.properties:
                     out.append(not_declared(path, key))
-        if len(out) == start and not is_lossless(value):
+        if len(out) == start and not is_lossless_beside(value, node.properties):
             out.append(must_be(path, "a lossless JSON object"))
     except RecursionError:
         raise
@@ -89,23 +87,21 @@ def _collect_object(
         out.append(must_be(path, "a lossless JSON value"))
 
 
-def _collect_array(
-    node: SchemaNode, value: Any, path: ValuePath, out: list[str], use_closures: bool
-) -> Step[None]:
+def _collect_array(node: SchemaNode, value: Any, path: ValuePath, out: list[str], use_closures: bool) -> Step[None]:
     kind = type(value)
     if kind is not list and kind is not FrozenList:
         out.append(must_be(path, "an array"))
         return
-    start = len(out)
-    if node.items is not None:
-        for index, item in enumerate(value):
-            yield _collect(node.items, item, (path, index), out, use_closures)
-    if len(out) == start and not is_lossless(value):
-        out.append(must_be(path, "a dense lossless JSON array"))
+    if node.items is None:
+        if not is_lossless(value):
+            out.append(must_be(path, "a dense lossless JSON array"))
+        return
+    for index, item in enumerate(value):
+        yield _collect(node.items, item, (path, index), out, use_closures)
 
 
 def collect_without_closures(node: SchemaNode, value: Any, path: ValuePath) -> list[str]:
-    """Like :func:`collect_iteratively` but never using the closures (a second opinion for tests)."""
+    """Like :func:`collect_iteratively`, but no subtree is handed to the recursive closures (tests compare both)."""
     out: list[str] = []
     run_walk(_collect(node, value, path, out, False))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from toolcontract._schema_kinds import ANNOTATIONS, SCALAR_TYPES, is_plain_array, is_record
+from toolcontract._schema_paths import SchemaPath, schema_path_text
 from toolcontract._schema_subset import schema_violations
 from toolcontract._schema_walk import Step, run_walk
 from toolcontract.errors import JsonSchemaError
@@ -55,22 +56,22 @@ def _fail(violation: str) -> JsonSchemaError:
     return JsonSchemaError([violation])
 
 
-def _property_map(spec: object, path: str, ancestors: set[int]) -> Step[tuple[dict[str, Any], list[str]]]:
+def _property_map(spec: object, path: SchemaPath, ancestors: set[int]) -> Step[tuple[dict[str, Any], list[str]]]:
     if not is_record(spec):
-        raise _fail(f"{path} must be an object of value schemas")
+        raise _fail(f"{schema_path_text(path)} must be an object of value schemas")
     if id(spec) in ancestors:
-        raise _fail(f"{path} is circular")
+        raise _fail(f"{schema_path_text(path)} is circular")
     ancestors.add(id(spec))
     properties: dict[str, Any] = {}
     required: list[str] = []
     for key in es_key_order(list(spec)):
-        child_path = f"{path}.{key}"
+        child_path = (path, f".{key}")
         node = spec[key]
         if not is_record(node):
-            raise _fail(f"{child_path} must be a value schema object")
+            raise _fail(f"{schema_path_text(child_path)} must be a value schema object")
         is_required = "required" in node
         if is_required and node["required"] is not True:
-            raise _fail(f"{child_path}.required must be true when present")
+            raise _fail(f"{schema_path_text(child_path)}.required must be true when present")
         properties[key] = yield _value_node(node, child_path, True, ancestors)
         if is_required:
             required.append(key)
@@ -78,11 +79,11 @@ def _property_map(spec: object, path: str, ancestors: set[int]) -> Step[tuple[di
     return properties, required
 
 
-def _value_node(spec: object, path: str, in_property: bool, ancestors: set[int]) -> Step[dict[str, Any]]:
+def _value_node(spec: object, path: SchemaPath, in_property: bool, ancestors: set[int]) -> Step[dict[str, Any]]:
     if not is_record(spec):
-        raise _fail(f"{path} must be a value schema object")
+        raise _fail(f"{schema_path_text(path)} must be a value schema object")
     if id(spec) in ancestors:
-        raise _fail(f"{path} is circular")
+        raise _fail(f"{schema_path_text(path)} is circular")
     ancestors.add(id(spec))
     if "oneOf" in spec:
         compiled = yield from _one_of_node(spec, path, in_property, ancestors)
@@ -93,23 +94,21 @@ def _value_node(spec: object, path: str, in_property: bool, ancestors: set[int])
 
 
 def _one_of_node(
-    spec: dict[str, Any], path: str, in_property: bool, ancestors: set[int]
+    spec: dict[str, Any], path: SchemaPath, in_property: bool, ancestors: set[int]
 ) -> Step[dict[str, Any]]:
     _check_vocabulary(spec, path, _ONE_OF_KEYS, in_property)
     if "type" in spec:
-        raise _fail(f"{path} cannot declare both type and oneOf")
+        raise _fail(f"{schema_path_text(path)} cannot declare both type and oneOf")
     branches = spec["oneOf"]
     if not is_plain_array(branches):
-        raise _fail(f"{path}.oneOf must be an array of at least two value schemas")
+        raise _fail(f"{schema_path_text(path)}.oneOf must be an array of at least two value schemas")
     compiled_branches = []
     for index, branch in enumerate(list(branches)):
-        compiled_branches.append((yield _value_node(branch, f"{path}.oneOf[{index}]", False, ancestors)))
+        compiled_branches.append((yield _value_node(branch, (path, f".oneOf[{index}]"), False, ancestors)))
     return {"oneOf": compiled_branches, **_annotations(spec)}
 
 
-def _typed_node(
-    spec: dict[str, Any], path: str, in_property: bool, ancestors: set[int]
-) -> Step[dict[str, Any]]:
+def _typed_node(spec: dict[str, Any], path: SchemaPath, in_property: bool, ancestors: set[int]) -> Step[dict[str, Any]]:
     kind = spec.get("type")
     if type(kind) is not str:
         kind = None
@@ -120,14 +119,14 @@ def _typed_node(
         _check_vocabulary(spec, path, _OBJECT_KEYS, in_property)
         additional = spec.get("additionalProperties")
         if type(additional) is not bool:
-            raise _fail(f"{path}.additionalProperties must be explicitly true or false")
+            raise _fail(f"{schema_path_text(path)}.additionalProperties must be explicitly true or false")
         compiled: dict[str, Any] = {
             "type": "object",
             **_annotations(spec),
             "additionalProperties": additional,
         }
         if "properties" in spec:
-            properties, required = yield _property_map(spec["properties"], f"{path}.properties", ancestors)
+            properties, required = yield _property_map(spec["properties"], (path, ".properties"), ancestors)
             compiled["properties"] = properties
             if required:
                 compiled["required"] = required
@@ -136,7 +135,7 @@ def _typed_node(
         _check_vocabulary(spec, path, _ARRAY_KEYS, in_property)
         compiled = {"type": "array", **_annotations(spec)}
         if "items" in spec:
-            compiled["items"] = yield _value_node(spec["items"], f"{path}.items", False, ancestors)
+            compiled["items"] = yield _value_node(spec["items"], (path, ".items"), False, ancestors)
         return compiled
     if kind in _SCALARS:
         _check_vocabulary(spec, path, _SCALAR_KEYS, in_property)
@@ -144,19 +143,21 @@ def _typed_node(
         if "enum" in spec:
             enum = spec["enum"]
             if not is_plain_array(enum):
-                raise _fail(f"{path}.enum must be a non-empty array of scalar values")
+                raise _fail(f"{schema_path_text(path)}.enum must be a non-empty array of scalar values")
             compiled["enum"] = list(enum)
         if "const" in spec:
             compiled["const"] = spec["const"]
         return compiled
-    raise _fail(f"{path}.type must be string/number/integer/boolean/null/array/object/json, or use oneOf")
+    raise _fail(
+        f"{schema_path_text(path)}.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"
+    )
 
 
-def _check_vocabulary(spec: dict[str, Any], path: str, allowed: frozenset[str], in_property: bool) -> None:
+def _check_vocabulary(spec: dict[str, Any], path: SchemaPath, allowed: frozenset[str], in_property: bool) -> None:
     for key in es_key_order(list(spec)):
         if key in allowed or key in _ANNOTATIONS or (in_property and key == "required"):
             continue
-        raise _fail(f"{path}.{key} is not supported by the value schema DSL")
+        raise _fail(f"{schema_path_text(path)}.{key} is not supported by the value schema DSL")
 
 
 def _annotations(spec: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Lazy value paths and the texts of value violations (digest 1.25-1.31).
+"""Lazy paths (of values and of schemas) and the texts of value violations (digest 1.25-1.31).
 
 A path is the root label (a ``str``) or a ``(parent, key)`` pair: a ``str`` key is a property, an ``int``
 key an array index. Validation passes pairs down and renders a path to text only when it reports a violation.
@@ -9,11 +9,14 @@ from __future__ import annotations
 from typing import TypeAlias
 
 __all__ = [
+    "SchemaPath",
     "ValuePath",
     "missing_required",
     "must_be",
+    "must_match_one_branch",
     "not_declared",
     "render_path",
+    "schema_path_text",
 ]
 
 ValuePath: TypeAlias = "str | tuple[ValuePath, str | int]"
@@ -42,6 +45,11 @@ def must_be(path: ValuePath, what: str) -> str:
     return f'"{render_path(path)}" must be {what}'
 
 
+def must_match_one_branch(path: ValuePath, matched: int) -> str:
+    """The violation for a value matching other than exactly one oneOf branch (digest 1.30)."""
+    return f'"{render_path(path)}" must match exactly one oneOf branch (matched {matched})'
+
+
 def missing_required(path: ValuePath, key: str) -> str:
     """The violation for a required property that the object lacks (digest 1.27)."""
     return f'missing required property "{render_path((path, key))}"'
@@ -50,3 +58,18 @@ def missing_required(path: ValuePath, key: str) -> str:
 def not_declared(path: ValuePath, key: str) -> str:
     """The violation for an undeclared key of a closed object (digest 1.27)."""
     return f'"{render_path((path, key))}" is not a declared property (additionalProperties: false)'
+
+
+SchemaPath: TypeAlias = "str | tuple[SchemaPath, str]"
+"""A schema path: the root text, or ``(parent, suffix)`` with a suffix like ``.items`` or ``.oneOf[2]``."""
+
+
+def schema_path_text(path: SchemaPath) -> str:
+    """The text of a schema path (built on demand, so deep schemas do not copy ever longer strings)."""
+    suffixes: list[str] = []
+    while type(path) is tuple:
+        path, suffix = path
+        suffixes.append(suffix)
+    assert type(path) is str
+    suffixes.append(path)
+    return "".join(reversed(suffixes))

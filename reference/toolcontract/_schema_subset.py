@@ -14,6 +14,7 @@ from toolcontract._schema_kinds import (
     is_record,
     matches_scalar_type,
 )
+from toolcontract._schema_paths import SchemaPath, schema_path_text
 from toolcontract._schema_walk import Step, run_walk
 from toolcontract.errors import JsonSchemaError
 from toolcontract.jsonvalue import es_key_order
@@ -60,35 +61,35 @@ def assert_object_schema(schema: object) -> None:
         raise JsonSchemaError(violations)
 
 
-def _check_node(node: object, path: str, out: list[str], ancestors: set[int]) -> Step[None]:
+def _check_node(node: object, path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None]:
     if not is_record(node):
-        out.append(f"{path} must be a schema object")
+        out.append(f"{schema_path_text(path)} must be a schema object")
         return
     if id(node) in ancestors:
-        out.append(f"{path} is circular")
+        out.append(f"{schema_path_text(path)} is circular")
         return
     ancestors.add(id(node))
     yield from _check_record(node, path, out, ancestors)
     ancestors.discard(id(node))
 
 
-def _check_record(node: dict[str, Any], path: str, out: list[str], ancestors: set[int]) -> Step[None]:
+def _check_record(node: dict[str, Any], path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None]:
     for key in es_key_order(list(node)):
         if key in CONSTRAINT_KEYWORDS:
             continue
         if key in ANNOTATIONS:
             if not is_lossless(node[key]):
-                out.append(f"{path}.{key} annotation must be lossless JSON data")
+                out.append(f"{schema_path_text(path)}.{key} annotation must be lossless JSON data")
         else:
-            out.append(f"{path}.{key} {_UNSUPPORTED_KEYWORD}")
+            out.append(f"{schema_path_text(path)}.{key} {_UNSUPPORTED_KEYWORD}")
     for key in ("description", "title"):
         if key in node and type(node[key]) is not str:
-            out.append(f"{path}.{key} must be a string")
+            out.append(f"{schema_path_text(path)}.{key} must be a string")
 
     has_type = "type" in node
     has_one_of = "oneOf" in node
     if has_type and has_one_of:
-        out.append(f"{path} cannot declare both type and oneOf")
+        out.append(f"{schema_path_text(path)} cannot declare both type and oneOf")
     elif has_one_of:
         yield from _check_one_of(node, path, out, ancestors)
     elif has_type:
@@ -96,78 +97,79 @@ def _check_record(node: dict[str, Any], path: str, out: list[str], ancestors: se
     else:
         for key in SHAPE_KEYWORDS:
             if key in node:
-                out.append(f"{path}.{key} requires type or oneOf")
+                out.append(f"{schema_path_text(path)}.{key} requires type or oneOf")
 
 
-def _check_one_of(node: dict[str, Any], path: str, out: list[str], ancestors: set[int]) -> Step[None]:
+def _check_one_of(node: dict[str, Any], path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None]:
     branches = node["oneOf"]
     if not is_plain_array(branches) or len(branches) < 2:
-        out.append(f"{path}.oneOf must be an array of at least two schemas")
+        out.append(f"{schema_path_text(path)}.oneOf must be an array of at least two schemas")
     if is_plain_array(branches):
         # A one-branch array is still walked, so its branch's own violations are reported too.
         for index, branch in enumerate(list(branches)):
-            yield _check_node(branch, f"{path}.oneOf[{index}]", out, ancestors)
+            yield _check_node(branch, (path, f".oneOf[{index}]"), out, ancestors)
     for key in SHAPE_KEYWORDS:
         if key in node:
-            out.append(f"{path}.{key} is not supported beside oneOf")
+            out.append(f"{schema_path_text(path)}.{key} is not supported beside oneOf")
 
 
-def _check_typed(node: dict[str, Any], path: str, out: list[str], ancestors: set[int]) -> Step[None]:
+def _check_typed(node: dict[str, Any], path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None]:
     type_name = node["type"]
     if is_plain_array(type_name):
-        out.append(f"{path}.type must be a single type string (type arrays are not supported)")
+        out.append(f"{schema_path_text(path)}.type must be a single type string (type arrays are not supported)")
         return
     if type(type_name) is not str or type_name not in _PLACEMENT:
-        out.append(f"{path}.type must be one of {_TYPE_LIST}")
+        out.append(f"{schema_path_text(path)}.type must be one of {_TYPE_LIST}")
         return
     allowed = _PLACEMENT[type_name]
     for key in SHAPE_KEYWORDS:
         if key in node and key not in allowed:
-            out.append(f'{path}.{key} is not supported on type "{type_name}"')
+            out.append(f'{schema_path_text(path)}.{key} is not supported on type "{type_name}"')
     if type_name == "object":
         yield from _check_object(node, path, out, ancestors)
     elif type_name == "array":
         if "items" in node:
-            yield _check_node(node["items"], f"{path}.items", out, ancestors)
+            yield _check_node(node["items"], (path, ".items"), out, ancestors)
     else:
         _check_scalar(node, type_name, path, out)
 
 
-def _check_object(node: dict[str, Any], path: str, out: list[str], ancestors: set[int]) -> Step[None]:
+def _check_object(node: dict[str, Any], path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None]:
     properties: dict[str, Any] = {}
     if "properties" in node:
         declared = node["properties"]
         if is_record(declared):
             properties = declared
             for key in es_key_order(list(declared)):
-                yield _check_node(declared[key], f"{path}.properties.{key}", out, ancestors)
+                yield _check_node(declared[key], (path, f".properties.{key}"), out, ancestors)
         else:
-            out.append(f"{path}.properties must be an object of schemas")
+            out.append(f"{schema_path_text(path)}.properties must be an object of schemas")
     if "required" in node:
         required = node["required"]
         if not is_plain_array(required) or any(type(name) is not str for name in required):
-            out.append(f"{path}.required must be an array of strings")
+            out.append(f"{schema_path_text(path)}.required must be an array of strings")
         else:
             for name in required:
                 if name not in properties:
-                    out.append(f'{path}.required names "{name}" which is not in properties')
+                    out.append(f'{schema_path_text(path)}.required names "{name}" which is not in properties')
     if "additionalProperties" in node and type(node["additionalProperties"]) is not bool:
-        out.append(f"{path}.additionalProperties must be a boolean")
+        out.append(f"{schema_path_text(path)}.additionalProperties must be a boolean")
 
 
-def _check_scalar(node: dict[str, Any], type_name: str, path: str, out: list[str]) -> None:
+def _check_scalar(node: dict[str, Any], type_name: str, path: SchemaPath, out: list[str]) -> None:
     enum_ok = False
     if "enum" in node:
         enum = node["enum"]
         if is_plain_array(enum) and enum and all(matches_scalar_type(type_name, entry) for entry in enum):
             enum_ok = True
         else:
-            out.append(f"{path}.enum must be a non-empty array of {type_name} values")
+            out.append(f"{schema_path_text(path)}.enum must be a non-empty array of {type_name} values")
     const_ok = False
     if "const" in node:
         if matches_scalar_type(type_name, node["const"]):
             const_ok = True
         else:
-            out.append(f"{path}.const must be a {type_name} value")
+            out.append(f"{schema_path_text(path)}.const must be a {type_name} value")
     if enum_ok and const_ok and node["const"] not in node["enum"]:
-        out.append(f"{path}.const must be one of {path}.enum when both are declared")
+        text = schema_path_text(path)
+        out.append(f"{text}.const must be one of {text}.enum when both are declared")

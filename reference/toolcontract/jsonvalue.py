@@ -118,6 +118,15 @@ def _scalar_rejection(value: object) -> str | None:
     return f"unsupported-type:{_type_name(kind)}"
 
 
+def _key_text(key: object) -> str:
+    """A non-string key's text for a rejection path; a key whose ``repr`` raises must not escape the walk."""
+    try:
+        text = repr(key)
+    except Exception:
+        return f"<unprintable {_type_name(type(key))}>"
+    return text if type(text) is str else f"<unprintable {_type_name(type(key))}>"
+
+
 def _type_name(kind: type) -> str:
     try:
         name = type.__getattribute__(kind, "__qualname__")
@@ -218,7 +227,7 @@ def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
         if advanced is not None:
             key, child = advanced
             if frame[3] and type(key) is not str:
-                frame[4] = key if isinstance(key, int | str) else repr(key)
+                frame[4] = key if isinstance(key, int | str) else _key_text(key)
                 reject("non-string-key")
                 frame[4] = None
                 continue

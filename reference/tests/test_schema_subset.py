@@ -1,0 +1,509 @@
+"""The supported raw JSON Schema subset: node form, keywords, shape rules, order (digest 1.20-1.24)."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from toolcontract.errors import JsonSchemaError
+from toolcontract.frozen import FrozenDict, FrozenList
+from toolcontract.jsonvalue import MAX_SAFE_INTEGER
+from toolcontract.schema import assert_object_schema, assert_supported_schema, schema_violations
+
+UNSUPPORTED = (
+    "is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const"
+    " + annotations)"
+)
+
+
+class Opaque:
+    """An instance of a user class."""
+
+
+# --- digest 1.20: node form -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        None,
+        True,
+        1,
+        "object",
+        [],
+        ("type", "object"),
+        OrderedDict(type="object"),
+        MappingProxyType({"type": "object"}),
+        {1: "object"},
+        Opaque(),
+    ],
+    ids=["None", "bool", "int", "str", "list", "tuple", "dict-subclass", "mappingproxy", "non-str-key", "opaque"],
+)
+def test_a_node_that_is_not_a_schema_record(node: Any) -> None:
+    """digest 1.20: <p> must be a schema object, and no further checks."""
+    assert schema_violations(node) == ["schema must be a schema object"]
+    assert schema_violations({"type": "array", "items": node}) == ["schema.items must be a schema object"]
+
+
+def test_frozen_dicts_are_schema_records() -> None:
+    """digest 1.20: the registry's frozen dict counts as a plain record."""
+    schema = FrozenDict({"type": "array", "items": FrozenDict({"type": "string", "enum": FrozenList(["a"])})})
+    assert schema_violations(schema) == []
+
+
+def test_circular_node() -> None:
+    """digest 1.20: a node seen again on its own ancestor path."""
+    node: dict[str, Any] = {"type": "object", "properties": {}}
+    node["properties"]["self"] = node
+    assert schema_violations(node) == ["schema.properties.self is circular"]
+    one_of: dict[str, Any] = {"oneOf": [{"type": "null"}]}
+    one_of["oneOf"].append({"type": "array", "items": one_of})
+    assert schema_violations(one_of) == ["schema.oneOf[1].items is circular"]
+
+
+def test_sibling_reuse_is_fine() -> None:
+    """digest 1.20: one node object reused by siblings is not circular."""
+    shared = {"type": "string"}
+    schema = {"type": "object", "properties": {"a": shared, "b": shared}, "required": ["a", "b"]}
+    assert schema_violations({"oneOf": [schema, {"type": "array", "items": shared}]}) == []
+
+
+def test_root_path_is_configurable() -> None:
+    """digest 1.20: the root path is schema by default."""
+    assert schema_violations(1, "output") == ["output must be a schema object"]
+
+
+# --- digest 1.21: keyword classes -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "keyword", ["anyOf", "allOf", "not", "$ref", "pattern", "minimum", "maxLength", "patternProperties", "format"]
+)
+def test_unknown_keywords_are_unsupported(keyword: str) -> None:
+    """digest 1.21: <p>.<key> is not a supported keyword (...)."""
+    assert schema_violations({"type": "string", keyword: 1}) == [f"schema.{keyword} {UNSUPPORTED}"]
+
+
+def test_unsupported_keyword_exact_text() -> None:
+    """digest 1.21: the exact message."""
+    assert schema_violations({"type": "string", "pattern": "x"}) == [
+        "schema.pattern is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties"
+        "/items/enum/const + annotations)"
+    ]
+
+
+def test_annotations_are_supported_on_any_node() -> None:
+    """digest 1.21: description, title, default and examples."""
+    annotations = {"description": "d", "title": "t", "default": {"a": [1, None]}, "examples": [{"x": 1.5}]}
+    assert schema_violations({**annotations}) == []
+    assert schema_violations({"type": "integer", **annotations}) == []
+    assert schema_violations({"oneOf": [{"type": "null"}, {"type": "string"}], **annotations}) == []
+
+
+def _cycle() -> list[Any]:
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    return cycle
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        math.nan,
+        math.inf,
+        -math.inf,
+        -0.0,
+        MAX_SAFE_INTEGER + 1,
+        (1, 2),
+        {1: "a"},
+        {"a": {1, 2}},
+        Opaque(),
+        b"x",
+        _cycle(),
+        OrderedDict(),
+    ],
+    ids=[
+        "nan",
+        "inf",
+        "-inf",
+        "-0",
+        "unsafe-int",
+        "tuple",
+        "non-str-key",
+        "nested-set",
+        "opaque",
+        "bytes",
+        "cycle",
+        "dict-subclass",
+    ],
+)
+def test_annotation_that_is_not_lossless(value: Any) -> None:
+    """digest 1.21: <p>.<key> annotation must be lossless JSON data."""
+    assert schema_violations({"type": "string", "default": value}) == [
+        "schema.default annotation must be lossless JSON data"
+    ]
+    assert schema_violations({"examples": [value]}) == ["schema.examples annotation must be lossless JSON data"]
+
+
+def test_description_and_title_must_be_strings() -> None:
+    """digest 1.21: after the key loop, description then title."""
+    assert schema_violations({"title": 1, "description": None}) == [
+        "schema.description must be a string",
+        "schema.title must be a string",
+    ]
+
+
+def test_a_non_lossless_description_gets_both_messages() -> None:
+    """digest 1.21: the annotation pass and the string check both report."""
+    assert schema_violations({"description": math.nan}) == [
+        "schema.description annotation must be lossless JSON data",
+        "schema.description must be a string",
+    ]
+
+
+def test_keyword_pass_runs_in_key_order() -> None:
+    """digest 1.21 + decisions 4: keys are visited in ECMAScript order (array indices first)."""
+    schema = {"type": "string", "zeta": 1, "default": math.inf, "10": 1, "alpha": 1, "2": 1}
+    assert schema_violations(schema) == [
+        f"schema.2 {UNSUPPORTED}",
+        f"schema.10 {UNSUPPORTED}",
+        f"schema.zeta {UNSUPPORTED}",
+        "schema.default annotation must be lossless JSON data",
+        f"schema.alpha {UNSUPPORTED}",
+    ]
+
+
+# --- digest 1.22: shape rules ---------------------------------------------------------------------------
+
+
+def test_type_and_one_of_together() -> None:
+    """digest 1.22: <p> cannot declare both type and oneOf, and the node is not checked further."""
+    schema = {"type": "bogus", "oneOf": [1], "items": 1, "enum": []}
+    assert schema_violations(schema) == ["schema cannot declare both type and oneOf"]
+
+
+def test_any_json_nodes() -> None:
+    """digest 1.22: neither type nor oneOf, only annotations (or nothing): the any-JSON schema."""
+    assert schema_violations({}) == []
+    assert schema_violations({"description": "any"}) == []
+
+
+def test_constraints_without_type_or_one_of() -> None:
+    """digest 1.22: <p>.<key> requires type or oneOf, in the fixed order."""
+    schema = {"const": 1, "enum": [1], "items": {}, "additionalProperties": True, "required": [], "properties": {}}
+    assert schema_violations(schema) == [
+        "schema.properties requires type or oneOf",
+        "schema.required requires type or oneOf",
+        "schema.additionalProperties requires type or oneOf",
+        "schema.items requires type or oneOf",
+        "schema.enum requires type or oneOf",
+        "schema.const requires type or oneOf",
+    ]
+
+
+def test_children_of_a_typeless_node_are_not_walked() -> None:
+    """digest 1.22: the node gets no further checks."""
+    assert schema_violations({"items": {"type": "bogus"}}) == ["schema.items requires type or oneOf"]
+
+
+@pytest.mark.parametrize(
+    "branches",
+    [None, 1, {"0": {}}, ({}, {}), [], [{"type": "null"}]],
+    ids=["None", "int", "dict", "tuple", "empty", "one"],
+)
+def test_one_of_must_be_an_array_of_at_least_two(branches: Any) -> None:
+    """digest 1.22: <p>.oneOf must be an array of at least two schemas."""
+    assert schema_violations({"oneOf": branches}) == ["schema.oneOf must be an array of at least two schemas"]
+
+
+def test_a_one_branch_one_of_still_checks_its_branch() -> None:
+    """digest 1.22 (Python decision where the digest is silent): a plain array is walked whatever its length."""
+    assert schema_violations({"oneOf": [{"type": "bogus"}]}) == [
+        "schema.oneOf must be an array of at least two schemas",
+        "schema.oneOf[0].type must be one of object/array/string/number/integer/boolean/null",
+    ]
+
+
+def test_one_of_branches_then_siblings() -> None:
+    """digest 1.22: branches at <p>.oneOf[<i>], then each sibling keyword is not supported beside oneOf."""
+    schema = {
+        "const": 1,
+        "oneOf": [{"type": "null"}, 1, {"type": "string", "items": {}}],
+        "properties": {},
+        "enum": [],
+        "items": {},
+        "additionalProperties": False,
+        "required": [],
+    }
+    assert schema_violations(schema) == [
+        "schema.oneOf[1] must be a schema object",
+        'schema.oneOf[2].items is not supported on type "string"',
+        "schema.properties is not supported beside oneOf",
+        "schema.required is not supported beside oneOf",
+        "schema.additionalProperties is not supported beside oneOf",
+        "schema.items is not supported beside oneOf",
+        "schema.enum is not supported beside oneOf",
+        "schema.const is not supported beside oneOf",
+    ]
+
+
+@pytest.mark.parametrize("type_value", [["string"], ["string", "null"], [], FrozenList(["string"])], ids=repr)
+def test_type_arrays(type_value: Any) -> None:
+    """digest 1.22: an array type yields the type-arrays message and stops."""
+    assert schema_violations({"type": type_value, "items": 1}) == [
+        "schema.type must be a single type string (type arrays are not supported)"
+    ]
+
+
+@pytest.mark.parametrize("type_value", ["json", "float", "Object", None, 1, ("string",)], ids=repr)
+def test_unknown_type(type_value: Any) -> None:
+    """digest 1.22: anything else yields the one-of-seven message and stops."""
+    assert schema_violations({"type": type_value, "items": 1}) == [
+        "schema.type must be one of object/array/string/number/integer/boolean/null"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("type_name", "misplaced"),
+    [
+        ("object", ["items", "enum", "const"]),
+        ("array", ["properties", "required", "additionalProperties", "enum", "const"]),
+        ("string", ["properties", "required", "additionalProperties", "items"]),
+        ("number", ["properties", "required", "additionalProperties", "items"]),
+        ("integer", ["properties", "required", "additionalProperties", "items"]),
+        ("boolean", ["properties", "required", "additionalProperties", "items"]),
+        ("null", ["properties", "required", "additionalProperties", "items"]),
+    ],
+)
+def test_misplaced_keywords(type_name: str, misplaced: list[str]) -> None:
+    """digest 1.22: <p>.<key> is not supported on type "<type>", in the fixed order; their contents are not walked."""
+    values = {"properties": {}, "required": [], "additionalProperties": True, "items": {}, "enum": [], "const": 0}
+    schema = {"type": type_name, **{key: values[key] for key in reversed(misplaced)}}
+    assert schema_violations(schema) == [f'schema.{key} is not supported on type "{type_name}"' for key in misplaced]
+
+
+def test_object_properties_must_be_a_record_of_schemas() -> None:
+    """digest 1.22: <p>.properties must be an object of schemas; otherwise each child is checked."""
+    for properties in (None, [], "x", OrderedDict(), {1: {}}):
+        assert schema_violations({"type": "object", "properties": properties}) == [
+            "schema.properties must be an object of schemas"
+        ]
+    assert schema_violations({"type": "object", "properties": {"a": {"type": "x"}, "b": []}}) == [
+        "schema.properties.a.type must be one of object/array/string/number/integer/boolean/null",
+        "schema.properties.b must be a schema object",
+    ]
+
+
+def test_object_required_must_be_an_array_of_strings() -> None:
+    """digest 1.22: <p>.required must be an array of strings."""
+    for required in ("a", ("a",), ["a", 1], [None], {"a": True}):
+        assert schema_violations({"type": "object", "properties": {"a": {}}, "required": required}) == [
+            "schema.required must be an array of strings"
+        ]
+
+
+def test_object_required_names_must_be_declared() -> None:
+    """digest 1.22: <p>.required names "<key>" which is not in properties; invalid properties count as {}."""
+    assert schema_violations({"type": "object", "properties": {"a": {}}, "required": ["b", "a", "c"]}) == [
+        'schema.required names "b" which is not in properties',
+        'schema.required names "c" which is not in properties',
+    ]
+    assert schema_violations({"type": "object", "required": ["a"]}) == [
+        'schema.required names "a" which is not in properties'
+    ]
+    assert schema_violations({"type": "object", "properties": 1, "required": ["a"]}) == [
+        "schema.properties must be an object of schemas",
+        'schema.required names "a" which is not in properties',
+    ]
+
+
+@pytest.mark.parametrize("name", ["toString", "__class__", "keys", "__proto__"])
+def test_inherited_names_are_not_properties(name: str) -> None:
+    """digest 1.22: only own keys of properties count."""
+    assert schema_violations({"type": "object", "properties": {}, "required": [name]}) == [
+        f'schema.required names "{name}" which is not in properties'
+    ]
+
+
+def test_object_additional_properties_must_be_a_boolean() -> None:
+    """digest 1.22: <p>.additionalProperties must be a boolean (absent is fine: open)."""
+    assert schema_violations({"type": "object"}) == []
+    for value in (None, 0, "false", {}):
+        assert schema_violations({"type": "object", "additionalProperties": value}) == [
+            "schema.additionalProperties must be a boolean"
+        ]
+
+
+def test_array_items_are_checked() -> None:
+    """digest 1.22: items is checked at <p>.items."""
+    assert schema_violations({"type": "array", "items": {"type": "array", "items": []}}) == [
+        "schema.items.items must be a schema object"
+    ]
+
+
+SCALAR_SAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
+    # type: (values that match, values that do not)
+    "string": (["", "a", "\ud800", "😀"], [1, None, True, b"a", ["a"]]),
+    "number": (
+        [0, 1, -1, 1.5, 0.0, 1e300, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER],
+        [True, "1", None, math.nan, math.inf, -math.inf, -0.0, MAX_SAFE_INTEGER + 1, [1]],
+    ),
+    "integer": (
+        [0, 2, -2, 2.0, 1e300, MAX_SAFE_INTEGER],
+        [1.5, True, False, "2", math.nan, math.inf, -0.0, -(MAX_SAFE_INTEGER + 1)],
+    ),
+    "boolean": ([True, False], [0, 1, "true", None]),
+    "null": ([None], [0, False, "", []]),
+}
+
+
+@pytest.mark.parametrize("type_name", list(SCALAR_SAMPLES))
+def test_scalar_enum_entries_must_match_the_type(type_name: str) -> None:
+    """digest 1.22: <p>.enum must be a non-empty array of <type> values."""
+    good, bad = SCALAR_SAMPLES[type_name]
+    assert schema_violations({"type": type_name, "enum": good}) == []
+    message = f"schema.enum must be a non-empty array of {type_name} values"
+    for value in bad:
+        assert schema_violations({"type": type_name, "enum": [*good, value]}) == [message], value
+    for enum in ([], None, tuple(good), {"0": good[0]}):
+        assert schema_violations({"type": type_name, "enum": enum}) == [message], enum
+
+
+@pytest.mark.parametrize("type_name", list(SCALAR_SAMPLES))
+def test_scalar_const_must_match_the_type(type_name: str) -> None:
+    """digest 1.22: <p>.const must be a <type> value (the article is always "a")."""
+    good, bad = SCALAR_SAMPLES[type_name]
+    for value in good:
+        assert schema_violations({"type": type_name, "const": value}) == []
+    for value in bad:
+        assert schema_violations({"type": type_name, "const": value}) == [f"schema.const must be a {type_name} value"]
+
+
+def test_const_must_be_in_enum_when_both_are_valid() -> None:
+    """digest 1.22: <p>.const must be one of <p>.enum when both are declared."""
+    assert schema_violations({"type": "integer", "enum": [1, 2], "const": 2.0}) == []
+    assert schema_violations({"type": "string", "enum": ["a"], "const": "b"}) == [
+        "schema.const must be one of schema.enum when both are declared"
+    ]
+    # Only when both are valid.
+    assert schema_violations({"type": "string", "enum": [1], "const": "b"}) == [
+        "schema.enum must be a non-empty array of string values"
+    ]
+    assert schema_violations({"type": "string", "enum": ["a"], "const": 1}) == ["schema.const must be a string value"]
+
+
+# --- digest 1.23: violation order -----------------------------------------------------------------------
+
+
+def test_every_violation_in_the_documented_order() -> None:
+    """digest 1.23: keywords; description/title; shape; misplaced; properties record; descendants; tail."""
+    schema = {
+        "type": "object",
+        "title": 7,
+        "required": ["ghost", 1],
+        "items": {},
+        "zz": 1,
+        "properties": {
+            "b": {"type": "array", "items": {"type": "number", "enum": [math.nan]}, "minItems": 1},
+            "a": {"oneOf": [{"type": ["x"]}, {}], "enum": [1]},
+            "1": {"type": "object", "additionalProperties": "no", "properties": {"x": {"default": math.nan}}},
+        },
+        "additionalProperties": 1,
+    }
+    assert schema_violations(schema) == [
+        f"schema.zz {UNSUPPORTED}",
+        "schema.title must be a string",
+        'schema.items is not supported on type "object"',
+        "schema.properties.1.properties.x.default annotation must be lossless JSON data",
+        "schema.properties.1.additionalProperties must be a boolean",
+        f"schema.properties.b.minItems {UNSUPPORTED}",
+        "schema.properties.b.items.enum must be a non-empty array of number values",
+        "schema.properties.a.oneOf[0].type must be a single type string (type arrays are not supported)",
+        "schema.properties.a.enum is not supported beside oneOf",
+        "schema.required must be an array of strings",
+        "schema.additionalProperties must be a boolean",
+    ]
+
+
+def test_five_thousand_nested_one_ofs() -> None:
+    """digest 1.23: depth is bounded by memory, not by a call stack."""
+    schema: dict[str, Any] = {"type": "null"}
+    for _ in range(5000):
+        schema = {"oneOf": [schema, {"type": "string"}]}
+    assert schema_violations(schema) == []
+    broken: dict[str, Any] = {"type": "bogus"}
+    for _ in range(5000):
+        broken = {"oneOf": [{"type": "string"}, broken]}
+    assert schema_violations(broken) == [
+        "schema" + ".oneOf[1]" * 5000 + ".type must be one of object/array/string/number/integer/boolean/null"
+    ]
+
+
+def test_deeply_nested_properties_and_items() -> None:
+    """digest 1.23: 20,000 nested objects and arrays, no RecursionError."""
+    schema: dict[str, Any] = {}
+    for level in range(20000):
+        schema = {"type": "object", "properties": {"k": schema}} if level % 2 else {"type": "array", "items": schema}
+    assert schema_violations(schema) == []
+
+
+def test_schema_violations_is_total() -> None:
+    """digest 1.23: the check never raises, whatever it is given."""
+
+    class Hostile:
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("eq")
+
+        def __hash__(self) -> int:
+            return 1
+
+        def __repr__(self) -> str:
+            raise RuntimeError("repr")
+
+    hostile_key: dict[Any, Any] = {Hostile(): 1, "type": "string"}
+    for schema in (Hostile(), hostile_key, {"type": "string", "default": hostile_key}, {"enum": [Hostile()]}):
+        assert schema_violations(schema)
+
+
+# --- digest 1.24: object-rooted schemas, and the assertion ------------------------------------------------
+
+
+def test_assert_object_schema() -> None:
+    """digest 1.24: the same checks plus a root type "object"."""
+    assert_object_schema({"type": "object", "properties": {"a": {}}})
+    for schema in ({"type": "array"}, {}, {"oneOf": [{"type": "object"}, {"type": "null"}]}):
+        with pytest.raises(JsonSchemaError) as raised:
+            assert_object_schema(schema)
+        assert raised.value.violations == ('schema.type must be "object" (structured output is object-rooted)',)
+    with pytest.raises(JsonSchemaError) as raised:
+        assert_object_schema({"type": "string", "pattern": "x"})
+    assert raised.value.violations == (
+        f"schema.pattern {UNSUPPORTED}",
+        'schema.type must be "object" (structured output is object-rooted)',
+    )
+
+
+def test_scalar_array_and_null_roots_are_legal_outputs() -> None:
+    """digest 1.24: tool outputs do not use the object-rooted check."""
+    for schema in ({"type": "string"}, {"type": "array"}, {"type": "null"}, {}):
+        assert_supported_schema(schema)
+
+
+def test_assert_supported_schema_raises_every_violation() -> None:
+    """digest 1.5 / 1.21: JsonSchemaError, code UNSUPPORTED_SCHEMA, violations joined by "; "."""
+    with pytest.raises(JsonSchemaError) as raised:
+        assert_supported_schema({"type": "string", "pattern": "x", "title": 1})
+    error = raised.value
+    assert error.code == "UNSUPPORTED_SCHEMA"
+    assert error.name == "JsonSchemaError"
+    assert str(error) == (
+        "unsupported JSON schema: schema.pattern is not a supported keyword (subset: type/oneOf/properties/"
+        "required/additionalProperties/items/enum/const + annotations); schema.title must be a string"
+    )
+    with pytest.raises(JsonSchemaError) as missing:
+        assert_supported_schema(None)
+    assert str(missing.value) == "unsupported JSON schema: schema must be a schema object"
