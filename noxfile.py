@@ -6,7 +6,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.sessions = ["conformance", "tests", "lint", "typecheck"]
 
 PACKAGES = ["reference/toolcontract", "conformance/toolcontract_conformance"]
 
@@ -36,7 +36,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """Check both packages with mypy --strict."""
-    session.install("-e", ".[test]", "mypy")
+    session.install("-e", ".[test]", "mypy", "types-jsonschema")
     session.run("mypy", "--strict", *PACKAGES)
 
 
@@ -45,3 +45,36 @@ def bench(session: nox.Session) -> None:
     """Print the benchmark table (medians and ratios measured in one run)."""
     session.install("-e", ".[bench]")
     session.run("python", "bench/run.py", *session.posargs)
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Check the bundled reference in-process and as a subprocess, print both tables, and compare the runs."""
+    import json
+    from pathlib import Path
+
+    session.install("-e", ".")
+    reports = Path(session.create_tmp())
+    in_process, subprocess = reports / "in-process.json", reports / "subprocess.json"
+    session.run("toolcontract", "check", "--report", str(in_process), *session.posargs)
+    adapter = "python -m toolcontract_conformance.adapters.reference"
+    session.run(
+        "toolcontract",
+        "check",
+        "--impl-cmd",
+        adapter,
+        "--validate-protocol",
+        "--report",
+        str(subprocess),
+        *session.posargs,
+    )
+    outcomes = [
+        {scenario["id"]: scenario["status"] for scenario in json.loads(report.read_text())["scenarios"]}
+        for report in (in_process, subprocess)
+    ]
+    if outcomes[0] != outcomes[1]:
+        differing = sorted(
+            key for key in outcomes[0].keys() | outcomes[1].keys() if outcomes[0].get(key) != outcomes[1].get(key)
+        )
+        session.error(f"in-process and subprocess runs differ on {len(differing)} scenario(s): {', '.join(differing)}")
+    session.log(f"in-process and subprocess runs agree on all {len(outcomes[0])} scenarios")

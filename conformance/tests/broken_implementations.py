@@ -1,0 +1,339 @@
+"""Deliberately broken implementations of the contract, one bug each, that the kit must catch.
+
+Each is the reference implementation (through its in-process adapter) with exactly one behaviour of the
+registry replaced, while a scenario runs, by a plausible mistake. :data:`BUGS` pairs each with the contract
+rule it violates; ``test_broken_implementations.py`` asserts that the kit fails every one of them on a
+scenario of that rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+from toolcontract import ABSENT, ErrorInfo, FrozenDict, FrozenList, ToolError, ToolFailure, ToolResult, ToolSuccess
+from toolcontract import registry as registry_module
+from toolcontract import session as session_module
+from toolcontract.jsonvalue import freeze, snapshot_json, thaw
+from toolcontract_conformance.adapters.reference import ReferenceImplementation
+from toolcontract_conformance.implementation import ImplementationInfo, Outcome
+
+Registry = registry_module.Registry
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One mistake: its name, the rule it violates, and how to make the reference commit it."""
+
+    name: str
+    rule: str
+    inject: Callable[[], contextlib.AbstractContextManager[Any]]
+
+
+class Broken:
+    """The reference implementation with one bug injected while each scenario runs."""
+
+    def __init__(self, bug: Bug) -> None:
+        self.bug = bug
+        self.reference = ReferenceImplementation()
+
+    def start(self) -> ImplementationInfo:
+        info = self.reference.start()
+        return ImplementationInfo(f"broken:{self.bug.name}", info.language, info.version, info.capabilities)
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        with self.bug.inject():
+            return self.reference.run(seq, scenario)
+
+    def stop(self) -> None:
+        self.reference.stop()
+
+
+# --- helpers -------------------------------------------------------------------------------------------
+
+
+def _owned(state: Any, result: Any) -> Any:
+    state.owned.append(result)
+    state.sealed.append(result)
+    return result
+
+
+def _success(result: ToolSuccess, **changes: Any) -> ToolSuccess:
+    parts = {
+        "value": result.value,
+        "content": result.content,
+        "meta": result.meta,
+        "contexts": result.additional_contexts,
+        "concludes": result.concludes_turn,
+    }
+    parts.update(changes)
+    return ToolSuccess(parts["value"], parts["content"], parts["meta"], parts["contexts"], parts["concludes"])
+
+
+def _replace_leaves(value: Any, change: Callable[[Any], Any]) -> Any:
+    if isinstance(value, dict):
+        return {key: _replace_leaves(item, change) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_leaves(item, change) for item in value]
+    return change(value)
+
+
+def _wrap_create_success(after: Callable[[Any, Any, Any, ToolSuccess], ToolSuccess]) -> Callable[[], Any]:
+    original = Registry._create_success
+
+    def create_success(self: Any, run: Any, state: Any, entry: Any, candidate: Any) -> ToolSuccess:
+        result = original(self, run, state, entry, candidate)
+        changed = after(run, state, entry, result)
+        return result if changed is result else _owned(state, changed)
+
+    return lambda: mock.patch.object(Registry, "_create_success", create_success)
+
+
+def _wrap_normalized_value(before: Callable[[Any], Any]) -> Callable[[], Any]:
+    original = Registry._normalized_value
+
+    def normalized_value(entry: Any, candidate: Any) -> Any:
+        return original(entry, before(candidate))
+
+    return lambda: mock.patch.object(Registry, "_normalized_value", staticmethod(normalized_value))
+
+
+def _wrap_post(after: Callable[[ToolResult, ToolResult], ToolResult]) -> Callable[[], Any]:
+    original = Registry._post
+
+    async def post(self: Any, run: Any, state: Any, result: Any) -> Any:
+        updated = await original(self, run, state, result)
+        changed = after(result, updated)
+        if changed is not updated:
+            state.owned.append(changed)
+        return changed
+
+    return lambda: mock.patch.object(Registry, "_post", post)
+
+
+def _wrap_module_function(
+    module: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]
+) -> Callable[[], Any]:
+    original = getattr(module, name)
+    return lambda: mock.patch.object(module, name, make(original))
+
+
+def _content_only_replacement(before: ToolResult, after: ToolResult) -> bool:
+    return (
+        isinstance(before, ToolSuccess)
+        and isinstance(after, ToolSuccess)
+        and after is not before
+        and after.value is before.value
+        and after.content is not before.content
+    )
+
+
+def _value_replacement(before: ToolResult, after: ToolResult) -> bool:
+    return isinstance(before, ToolSuccess) and isinstance(after, ToolSuccess) and after.value is not before.value
+
+
+# --- the bugs ------------------------------------------------------------------------------------------
+
+
+def _persists_the_value(original: Callable[..., Any]) -> Callable[..., Any]:
+    def tool_result_data(turn: int, step: int, call_id: str, result: Any, message_id: str) -> Any:
+        data = original(turn, step, call_id, result, message_id)
+        if isinstance(result, ToolSuccess):
+            data["value"] = result.value
+        return data
+
+    return tool_result_data
+
+
+def _meta_for_nested_calls(run: Any, state: Any, entry: Any, result: ToolSuccess) -> ToolSuccess:
+    projector = entry.output.presentation_meta
+    if run.parent is None or projector is None:
+        return result
+    meta = Registry._project(entry.definition.name, "presentationMeta", projector, run.arguments, result.value)
+    return _success(result, meta=meta)
+
+
+def _trusts_wrapper_successes() -> contextlib.AbstractContextManager[Any]:
+    original = Registry._normalize_dispatch_result
+
+    def normalize(self: Any, run: Any, state: Any, result: Any) -> Any:
+        if isinstance(result, ToolSuccess) and not state.owns(result):
+            state.owned.append(result)
+            return result
+        return original(self, run, state, result)
+
+    return mock.patch.object(Registry, "_normalize_dispatch_result", normalize)
+
+
+def _shallow_freeze(run: Any, state: Any, entry: Any, result: ToolSuccess) -> ToolSuccess:
+    value = result.value
+    if isinstance(value, dict):
+        return _success(result, value=FrozenDict({key: thaw(item) for key, item in value.items()}))
+    if isinstance(value, list):
+        return _success(result, value=FrozenList([thaw(item) for item in value]))
+    return result
+
+
+def _nan_to_null(candidate: Any) -> Any:
+    # What JSON.stringify does to NaN: an implementation that "serializes" instead of rejecting.
+    return _replace_leaves(candidate, lambda leaf: None if isinstance(leaf, float) and math.isnan(leaf) else leaf)
+
+
+def _round_unsafe_integers(candidate: Any) -> Any:
+    def rounded(leaf: Any) -> Any:
+        unsafe = isinstance(leaf, int) and not isinstance(leaf, bool) and abs(leaf) > 2**53 - 1
+        return float(leaf) if unsafe else leaf
+
+    return _replace_leaves(candidate, rounded)
+
+
+def _drops_the_value_on_content_replacement(before: ToolResult, after: ToolResult) -> ToolResult:
+    if _content_only_replacement(before, after):
+        assert isinstance(after, ToolSuccess)
+        return _success(after, value=None)
+    return after
+
+
+def _keeps_stale_content_on_value_replacement(before: ToolResult, after: ToolResult) -> ToolResult:
+    if _value_replacement(before, after):
+        assert isinstance(after, ToolSuccess) and isinstance(before, ToolSuccess)
+        return _success(after, content=before.content, meta=before.meta)
+    return after
+
+
+def _drops_null_meta(run: Any, state: Any, entry: Any, result: ToolSuccess) -> ToolSuccess:
+    return _success(result, meta=ABSENT) if result.meta is None else result
+
+
+def _unprefixed_failure_content(original: Callable[..., Any]) -> Callable[..., Any]:
+    def tool_error_result(thrown: object) -> ToolFailure:
+        failure: ToolFailure = original(thrown)
+        content = freeze(snapshot_json([{"type": "text", "text": failure.error.message}]))
+        return ToolFailure(failure.error, content)
+
+    return tool_error_result
+
+
+def _info_on_plain_errors(original: Callable[..., Any]) -> Callable[..., Any]:
+    def tool_error_result(thrown: object) -> ToolFailure:
+        failure: ToolFailure = original(thrown)
+        if failure.error.info is not None:
+            return failure
+        return ToolFailure(ToolError(failure.error.message, ErrorInfo("Error", "INTERNAL")), failure.content)
+
+    return tool_error_result
+
+
+def _always_aborted(original: Callable[..., Any]) -> Callable[..., Any]:
+    def aborted_result(code: str, contexts: Any = ABSENT) -> ToolFailure:
+        result: ToolFailure = original(registry_module.ABORTED, contexts)
+        return result
+
+    return aborted_result
+
+
+def _contexts_prepended(original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda first, second: original(second, first)
+
+
+def _block_message_joined_by_spaces(original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda feedback: str(original(feedback)).replace("\n", " ")
+
+
+def _foreign_failure_loses_meta_and_contexts() -> contextlib.AbstractContextManager[Any]:
+    original = Registry._normalize_dispatch_result
+
+    def normalize(self: Any, run: Any, state: Any, result: Any) -> Any:
+        if isinstance(result, ToolFailure) and not state.owns(result):
+            copied = ToolFailure(result.error, result.content)
+            state.owned.append(copied)
+            return copied
+        return original(self, run, state, result)
+
+    return mock.patch.object(Registry, "_normalize_dispatch_result", normalize)
+
+
+def _observers_notified_twice() -> contextlib.AbstractContextManager[Any]:
+    original = Registry._notify
+
+    def notify(self: Any, run: Any, result: Any) -> None:
+        original(self, run, result)
+        original(self, run, result)
+
+    return mock.patch.object(Registry, "_notify", notify)
+
+
+def _replays_calls_too(original: Callable[..., Any]) -> Callable[..., Any]:
+    def derive_messages(events: Any) -> list[Any]:
+        events = list(events)
+        calls = [{"role": "assistant", "toolCall": event.data} for event in events if event.type == "tool/call"]
+        return [*calls, *original(events)]
+
+    return derive_messages
+
+
+def _content_replacement_unconcludes(before: ToolResult, after: ToolResult) -> ToolResult:
+    if _content_only_replacement(before, after):
+        assert isinstance(after, ToolSuccess)
+        return _success(after, concludes=False)
+    return after
+
+
+@contextlib.contextmanager
+def _both(*injections: Callable[[], contextlib.AbstractContextManager[Any]]) -> Iterator[None]:
+    with contextlib.ExitStack() as stack:
+        for inject in injections:
+            stack.enter_context(inject())
+        yield
+
+
+BUGS: tuple[Bug, ...] = (
+    Bug(
+        "persists-the-value", "R-LOG-3", _wrap_module_function(session_module, "tool_result_data", _persists_the_value)
+    ),
+    Bug("meta-for-nested-calls", "R-NEST-3", _wrap_create_success(_meta_for_nested_calls)),
+    Bug("trusts-a-wrapper-authored-success", "R-WRAP-5", _trusts_wrapper_successes),
+    Bug("shallow-freeze", "R-SNAP-6", _wrap_create_success(_shallow_freeze)),
+    Bug("accepts-nan", "R-SNAP-2", _wrap_normalized_value(_nan_to_null)),
+    Bug("accepts-unsafe-integers", "R-SNAP-3", _wrap_normalized_value(_round_unsafe_integers)),
+    Bug("content-replacement-drops-the-value", "R-POST-6", _wrap_post(_drops_the_value_on_content_replacement)),
+    Bug("value-replacement-not-rerendered", "R-POST-4", _wrap_post(_keeps_stale_content_on_value_replacement)),
+    Bug("null-meta-dropped", "R-NORM-5", _wrap_create_success(_drops_null_meta)),
+    Bug(
+        "failure-content-without-error-prefix",
+        "R-NORM-8",
+        _wrap_module_function(registry_module, "tool_error_result", _unprefixed_failure_content),
+    ),
+    Bug(
+        "info-on-uncoded-errors",
+        "R-RES-3",
+        _wrap_module_function(registry_module, "tool_error_result", _info_on_plain_errors),
+    ),
+    Bug(
+        "aborted-instead-of-aborted-before-dispatch",
+        "R-ABORT-1",
+        _wrap_module_function(registry_module, "_aborted_result", _always_aborted),
+    ),
+    Bug(
+        "accept-contexts-prepended",
+        "R-CTX-2",
+        _wrap_module_function(registry_module, "_concat_contexts", _contexts_prepended),
+    ),
+    Bug(
+        "block-message-joined-by-spaces",
+        "R-POST-2",
+        _wrap_module_function(registry_module, "_blocked_message", _block_message_joined_by_spaces),
+    ),
+    Bug("foreign-failure-loses-meta-and-contexts", "R-WRAP-4", _foreign_failure_loses_meta_and_contexts),
+    Bug("observers-notified-twice", "R-OBS-1", _observers_notified_twice),
+    Bug(
+        "replay-includes-tool-calls",
+        "R-REPLAY-1",
+        _wrap_module_function(session_module, "derive_messages", _replays_calls_too),
+    ),
+    Bug("content-replacement-unconcludes-the-turn", "R-TURN-2", _wrap_post(_content_replacement_unconcludes)),
+)

@@ -1,0 +1,73 @@
+"""Baselines of known failures: what they excuse, and how they go stale."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolcontract_conformance.baseline import Baseline, BaselineError
+from toolcontract_conformance.diff import Difference, parse_path
+
+
+def baseline(*entries: dict[str, object]) -> Baseline:
+    return Baseline.from_json({"formatVersion": 1, "knownFailures": list(entries)})
+
+
+def at(path: str) -> Difference:
+    return Difference(parse_path(path), "value", "1", "2")
+
+
+def test_a_whole_scenario_entry_excuses_any_failure_or_error() -> None:
+    known = baseline({"scenario": "s", "reason": "issue 4"})
+    assert known.judge("s", "failed", [at("$.a")]) == ("known-failure", "issue 4")
+    assert known.judge("s", "errored")[0] == "known-failure"
+    assert known.judge("other", "failed", [at("$.a")]) == (None, "")
+    assert known.judge("s", "skipped") == (None, "")
+
+
+def test_a_listed_scenario_that_passes_is_stale() -> None:
+    verdict, note = baseline({"scenario": "s"}).judge("s", "passed")
+    assert verdict == "stale" and "passes" in note
+
+
+def test_path_entries_excuse_only_differences_under_them() -> None:
+    known = baseline({"scenario": "s", "paths": ["$.steps.c1.result.meta", "steps.c2"]})
+    assert known.judge("s", "failed", [at("$.steps.c1.result.meta.x"), at("$.steps.c2")])[0] == "known-failure"
+    verdict, note = known.judge("s", "failed", [at("$.steps.c1.result.meta"), at("$.steps.c3"), at("$.steps.c2")])
+    assert verdict == "unlisted" and "$.steps.c3" in note
+    verdict, note = known.judge("s", "failed", [at("$.steps.c2.value")])
+    assert verdict == "stale" and "$.steps.c1.result.meta" in note
+    assert known.judge("s", "errored")[0] == "unlisted"
+
+
+def test_unknown_scenarios_are_problems() -> None:
+    [problem] = baseline({"scenario": "gone"}, {"scenario": "here"}).unknown_scenarios({"here"})
+    assert problem.kind == "unknown-scenario" and problem.scenario == "gone"
+
+
+def test_load_and_round_trip(tmp_path: Path) -> None:
+    data = {"formatVersion": 1, "knownFailures": [{"scenario": "s", "paths": ["$.a[0]"], "reason": "r"}]}
+    file = tmp_path / "baseline.json"
+    file.write_text(json.dumps(data))
+    assert Baseline.load(file).to_json() == data
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        ({"knownFailures": []}, "formatVersion"),
+        ({"formatVersion": 1, "knownFailures": [{"scenario": "s", "path": "x"}]}, "path"),
+        ({"formatVersion": 1, "knownFailures": [{"scenario": "s"}, {"scenario": "s"}]}, "listed twice"),
+        ({"formatVersion": 1, "knownFailures": [{"scenario": "s", "paths": ["$..x"]}]}, "not a JSON path"),
+    ],
+)
+def test_a_malformed_baseline_is_refused(data: object, words: str) -> None:
+    with pytest.raises(BaselineError, match=words):
+        Baseline.from_json(data)
+
+
+def test_an_unreadable_baseline_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BaselineError, match="cannot read"):
+        Baseline.load(tmp_path / "missing.json")

@@ -1,0 +1,92 @@
+"""The first differing JSON path of two transcripts, expected and actual."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolcontract_conformance.diff import Difference, compare, format_path, parse_path
+
+
+def diff(expected: str, actual: str, ignore: tuple[str, ...] = ()) -> tuple[Difference, ...]:
+    return compare(expected.encode(), actual.encode(), [parse_path(path) for path in ignore])
+
+
+def test_equal_bytes_have_no_difference() -> None:
+    assert diff('{"a":[1,2]}', '{"a":[1,2]}') == ()
+
+
+def test_a_changed_value_is_named_by_its_path() -> None:
+    [first] = diff(
+        '{"steps":{"c1":{"result":{"content":[{"text":"a"}]}}}}',
+        '{"steps":{"c1":{"result":{"content":[{"text":"b"}]}}}}',
+    )
+    assert first.where == "$.steps.c1.result.content[0].text"
+    assert (first.kind, first.expected, first.actual) == ("value", '"a"', '"b"')
+    assert "character 0" in first.detail
+    assert "$.steps.c1.result.content[0].text: value" in str(first)
+
+
+def test_differences_come_in_document_order() -> None:
+    found = diff('{"a":1,"b":{"c":2},"d":[1,2]}', '{"a":0,"b":{"c":2,"x":1},"d":[1]}')
+    assert [(d.where, d.kind) for d in found] == [("$.a", "value"), ("$.b.x", "unexpected"), ("$.d[1]", "missing")]
+
+
+def test_a_missing_key_and_a_type_change() -> None:
+    found = diff('{"meta":null,"value":"x"}', '{"value":["x"]}')
+    assert [(d.where, d.kind, d.expected, d.actual) for d in found] == [
+        ("$.meta", "missing", "null", None),
+        ("$.value", "type", '"x"', '["x"]'),
+    ]
+
+
+def test_number_text_matters() -> None:
+    [first] = diff('{"n":1}', '{"n":1.0}')
+    assert first.kind == "value" and first.detail == "the same number written differently"
+
+
+def test_key_order_matters() -> None:
+    [first] = diff('{"isError":false,"value":1}', '{"value":1,"isError":false}')
+    assert first.kind == "key-order" and first.where == "$"
+
+
+def test_form_only_differences_point_at_the_place() -> None:
+    [first] = diff('{"a":{"t":"é"}}', '{"a":{"t":"\\u00e9"}}')
+    assert (first.kind, first.where) == ("format", "$.a.t")
+    [spaced] = diff('{"a":[1,2]}', '{"a":[1, 2]}')
+    assert spaced.kind == "format" and spaced.where == "$.a[1]"
+
+
+def test_an_answer_that_is_not_json() -> None:
+    [first] = diff('{"a":1}', '{"a":1')
+    assert first.kind == "not-json" and first.where == "$"
+
+
+def test_a_repeated_key_is_a_difference() -> None:
+    [first] = diff('{"a":1}', '{"a":1,"a":1}')
+    assert first.kind == "format" and "repeated" in first.detail
+
+
+def test_ignored_paths_do_not_count() -> None:
+    expected = '{"steps":{"c1":{"error":{"message":"host A"}}}}'
+    assert diff(expected, '{"steps":{"c1":{"error":{"message":"host B"}}}}', ("steps.c1.error.message",)) == ()
+    assert diff(expected, '{"steps":{"c1":{"error":{"message":"host B","x":1}}}}', ("steps.c1.error.message",))
+
+
+def test_long_strings_show_where_they_part() -> None:
+    [first] = diff('{"t":"' + "a" * 500 + 'X"}', '{"t":"' + "a" * 500 + 'Y"}')
+    assert "character 500" in first.detail and "X" in first.detail
+    assert first.expected is not None and first.expected.endswith("characters)")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [(), ("steps", "c1", "result"), ("steps", 0, "a b", "", "x-y", "名")],
+)
+def test_paths_round_trip(path: tuple[str | int, ...]) -> None:
+    assert parse_path(format_path(path)) == path
+
+
+def test_parse_path_accepts_the_short_form() -> None:
+    assert parse_path("steps.c1.result.content[0].text") == ("steps", "c1", "result", "content", 0, "text")
+    with pytest.raises(ValueError):
+        parse_path("$.steps..c1")

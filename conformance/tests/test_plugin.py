@@ -1,0 +1,103 @@
+"""The pytest plugin: ``pytest --pyargs toolcontract_conformance --impl …`` runs one test per scenario."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from fake_suite import write_suite
+
+HERE = Path(__file__).parent
+SCRIPT = HERE / "misbehaving_adapter.py"
+
+
+def pytest_run(tmp_path: Path, *arguments: str) -> tuple[int, str]:
+    """Run ``pytest --pyargs toolcontract_conformance`` in this process, on the fake suite under ``tmp_path``."""
+    scenarios, goldens = write_suite(tmp_path / "suite")
+    command = [
+        "--pyargs",
+        "toolcontract_conformance",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rsxX",
+        "--rootdir",
+        str(tmp_path),
+        "--scenarios-dir",
+        str(scenarios),
+        "--goldens-dir",
+        str(goldens),
+        *arguments,
+    ]
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        status = pytest.main(command)
+    return int(status), output.getvalue()
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str]:
+    return pytest_run(tmp_path_factory.mktemp("plugin"), "--impl", "fake_suite:implementation")
+
+
+def test_one_test_per_scenario(full_run: tuple[int, str]) -> None:
+    status, output = full_run
+    assert status == 1, output
+    assert "2 failed, 2 passed, 2 skipped" in output
+    assert "test_scenario[bad-meta]" in output and "test_scenario[err-hook]" in output
+
+
+def test_a_failure_names_the_path_and_the_rules(full_run: tuple[int, str]) -> None:
+    output = full_run[1]
+    assert "bad-meta failed [R-NEST-2]: the transcript differs from the golden" in output
+    assert "$.scenario: value" in output
+    assert "err-hook errored [R-WRAP-1]: NotImplementedError: wrapper hooks" in output
+
+
+def test_skips_carry_the_reason(full_run: tuple[int, str]) -> None:
+    output = full_run[1]
+    assert "missing capability mcp" in output
+    assert "sets are not expressible here" in output
+
+
+def test_rule_markers_select_scenarios(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-m", "R-SNAP-1", "--strict-markers")
+    assert status == 0, output
+    assert "2 passed, 4 deselected" in output
+
+
+def test_a_baseline_turns_known_failures_into_xfails(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(
+        json.dumps({"formatVersion": 1, "knownFailures": [{"scenario": "bad-meta"}, {"scenario": "err-hook"}]})
+    )
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--baseline", str(baseline))
+    assert status == 0, output
+    assert "2 passed, 2 skipped, 2 xfailed" in output
+
+
+def test_through_a_subprocess_adapter(tmp_path: Path) -> None:
+    status, output = pytest_run(
+        tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} crash-marked", "--validate-protocol", "-k", "ok- or bad"
+    )
+    assert status == 1, output
+    assert "1 failed, 2 passed, 1 skipped" in output
+    assert "bad-meta errored [R-NEST-2]: the adapter exited with code 139" in output
+    assert "segmentation fault in bad-meta" in output
+
+
+def test_an_adapter_that_cannot_start_fails_every_test_once_started(tmp_path: Path) -> None:
+    status, output = pytest_run(
+        tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} wrong-version", "-k", "ok-plain or ok-nested"
+    )
+    assert status == 1, output
+    assert "2 failed" in output and output.count("protocol version mismatch") >= 2
+
+
+def test_impl_and_impl_cmd_are_exclusive(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "a:b", "--impl-cmd", "c")
+    assert status == 4 and "exclusive" in output

@@ -1,0 +1,152 @@
+"""The kit's scenarios: valid, covering every rule and every catalogue behaviour, and golden for the reference.
+
+A golden (``snapshots/scenarios/<id>.json``) is the reference's transcript of the scenario, byte for byte,
+with no trailing newline (exactly the canonical JSON text an adapter answers). Regenerate one with
+``pytest conformance/tests/test_scenarios.py --snapshot-update`` and review the diff against the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from toolcontract_conformance.adapters.reference import implementation
+from toolcontract_conformance.golden import GoldenFileExtension
+from toolcontract_conformance.implementation import Ran, Skipped
+from toolcontract_conformance.locations import goldens_dir, scenarios_dir
+from toolcontract_conformance.rules import load_rules, parse_contract
+from toolcontract_conformance.scenario import Scenario, load_scenarios, transcript_schema
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+SCENARIOS = load_scenarios()
+IDS = [scenario.id for scenario in SCENARIOS]
+
+CATALOGUE: dict[str, set[str]] = {
+    "renderer": {"text", "json", "field", "blocks", "constant", "raise", "exotic", "first-party"},
+    "projector": {"value", "wrap", "constant", "null", "raise", "exotic"},
+    "body": {"return", "return-arg", "raise", "defer", "conclude", "await-abort", "abort-caller", "program"},
+    "finalizer": {"keep", "replace", "truncate", "raise"},
+    "pre-execute": {"allow", "deny", "ask", "raise", "abort-caller"},
+    "guard": {"pass", "deny", "raise"},
+    "execute": {
+        "passthrough",
+        "short-circuit-success",
+        "short-circuit-failure",
+        "return-result-of",
+        "spread",
+        "raise",
+        "replace-signal-aborted",
+        "abort-caller-after-next",
+        "dispose-tool-then",
+    },
+    "post-execute": {
+        "accept",
+        "accept-content",
+        "accept-value",
+        "accept-both",
+        "block",
+        "raise",
+        "abort-caller",
+        "dispose-tool-then",
+    },
+    "result-observer": {"raise"},
+    "step": {"call", "probe", "persist", "replay", "schemas"},
+}
+"""Every behaviour and hook action of the format, by where it appears. The projector ``undefined`` is left out:
+it returns JavaScript's ``undefined``, which the reference (Python) cannot express, so it has no golden."""
+
+
+@cache
+def _outcome(scenario_id: str) -> Ran | Skipped:
+    scenario = next(s for s in SCENARIOS if s.id == scenario_id)
+    outcome = implementation.run(0, scenario.data)
+    assert isinstance(outcome, Ran | Skipped), outcome
+    return outcome
+
+
+def _transcript(scenario_id: str) -> str:
+    outcome = _outcome(scenario_id)
+    assert isinstance(outcome, Ran), f"the reference declined {scenario_id}: {outcome}"
+    return outcome.transcript
+
+
+@pytest.mark.parametrize("scenario_id", IDS)
+def test_reference_transcript_is_the_golden(scenario_id: str, snapshot: SnapshotAssertion) -> None:
+    golden = snapshot.use_extension(GoldenFileExtension)
+    assert golden(name=f"scenarios/{scenario_id}.json") == _transcript(scenario_id).encode("utf-8")
+
+
+TRANSCRIPT_VALIDATOR = jsonschema.Draft202012Validator(transcript_schema())
+
+
+@pytest.mark.parametrize("scenario_id", IDS)
+def test_transcript_matches_its_schema(scenario_id: str) -> None:
+    TRANSCRIPT_VALIDATOR.validate(json.loads(_transcript(scenario_id)))
+
+
+def test_every_golden_has_its_scenario() -> None:
+    goldens = {path.stem for path in goldens_dir().glob("*.json")}
+    assert goldens <= set(IDS), f"goldens without a scenario: {sorted(goldens - set(IDS))}"
+
+
+def test_scenario_files_are_named_by_id_and_many() -> None:
+    for scenario in SCENARIOS:
+        assert scenario.source is not None and scenario.source.stem == scenario.id
+    assert len(SCENARIOS) >= 150
+    assert scenarios_dir().is_dir()
+
+
+def test_rules_json_is_the_contract() -> None:
+    parsed = parse_contract((REPOSITORY / "docs" / "contract.md").read_text("utf-8"))
+    assert parsed == load_rules(), "conformance/toolcontract_conformance/data/rules.json is out of date"
+
+
+def test_every_rule_is_exercised_and_every_cited_rule_exists() -> None:
+    known = {rule.id for rule in load_rules()}
+    cited = {rule for scenario in SCENARIOS for rule in scenario.rules}
+    assert known - cited == set(), f"rules no scenario exercises: {sorted(known - cited)}"
+    assert cited - known == set(), f"scenarios cite unknown rules: {sorted(cited - known)}"
+
+
+def _behaviours(scenario: Scenario) -> Iterator[tuple[str, str]]:
+    data: dict[str, Any] = scenario.data
+    for tool in data["tools"].values():
+        output = tool.get("output", {})
+        if "render" in output:
+            yield "renderer", output["render"]["kind"]
+        if "presentationMeta" in output:
+            yield "projector", output["presentationMeta"]["kind"]
+        if "finalizeContent" in tool:
+            yield "finalizer", tool["finalizeContent"]["kind"]
+        body: dict[str, Any] | None = tool.get("body")
+        while body is not None:
+            yield "body", body["kind"]
+            body = body.get("then")
+    for hook in data.get("hooks", ()):
+        action: dict[str, Any] | None = hook["action"]
+        while action is not None:
+            yield hook["stage"], action["kind"]
+            action = action.get("then")
+    for step in data["steps"]:
+        yield "step", next(kind for kind in CATALOGUE["step"] if kind in step)
+
+
+def test_every_catalogue_behaviour_and_hook_action_is_used() -> None:
+    used: dict[str, set[str]] = {place: set() for place in CATALOGUE}
+    for scenario in SCENARIOS:
+        for place, kind in _behaviours(scenario):
+            used[place].add(kind)
+    missing = {place: sorted(kinds - used[place]) for place, kinds in CATALOGUE.items() if kinds - used[place]}
+    assert not missing, f"behaviours no scenario uses: {missing}"
+
+
+def test_reference_runs_every_scenario() -> None:
+    declined = {s.id: outcome.message for s in SCENARIOS if isinstance(outcome := _outcome(s.id), Skipped)}
+    assert not declined

@@ -1,0 +1,198 @@
+"""The kit's pytest plugin: every scenario as a test of the implementation under test.
+
+``pytest --pyargs toolcontract_conformance [--impl MODULE:ATTR | --impl-cmd "CMD"] [--baseline FILE]``
+collects ``toolcontract_conformance/test_conformance.py``: one test per scenario id, marked with each rule id
+it exercises (``-m R-POST-4``). A test passes when the transcript equals the golden byte for byte, fails with
+the first differing JSON path and the rules otherwise, and is skipped only when the implementation declines
+the scenario (a declared missing capability, or its own ``skipped`` answer, with its message). Without
+``--impl`` or ``--impl-cmd`` the bundled reference is checked, in-process.
+
+The plugin is loaded by every pytest run in an environment where the kit is installed, so it only adds
+options and fixtures; it does nothing until its test module is collected. It also makes the renderer
+toolkit's ``native_snapshot`` fixture available to any test suite.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcontract_conformance.adapters.inprocess import InProcess
+from toolcontract_conformance.adapters.subprocess import Subprocess
+from toolcontract_conformance.baseline import Baseline, BaselineError
+from toolcontract_conformance.exceptions import AdapterError
+from toolcontract_conformance.implementation import Implementation, ImplementationInfo
+from toolcontract_conformance.runner import GoldenLookup, apply_baseline, golden_directory, run_scenario
+
+__all__ = ["ConformanceSession", "toolcontract_conformance"]
+
+_DEFAULT_IMPLEMENTATION = "toolcontract_conformance.adapters.reference:implementation"
+_RENDERER_TOOLKIT = "toolcontract_conformance.renderer_toolkit"
+_SCENARIOS_KEY = pytest.StashKey[list[dict[str, Any]]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The conformance options."""
+    group = parser.getgroup("toolcontract", "conformance to the canonical tool output contract")
+    group.addoption("--impl", metavar="MODULE:ATTR", help="the implementation under test, a Python object")
+    group.addoption("--impl-cmd", metavar="CMD", help="the implementation under test, a protocol adapter command")
+    group.addoption("--baseline", metavar="FILE", help="a baseline file of known failures")
+    group.addoption("--impl-timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
+    group.addoption("--validate-protocol", action="store_true", help="check every protocol message")
+    group.addoption("--scenarios-dir", metavar="DIR", help="scenario files (default: the kit's own)")
+    group.addoption("--goldens-dir", metavar="DIR", help="golden transcripts (default: the kit's own)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Check the options, declare the marker, and bring in the renderer toolkit's fixtures."""
+    if config.getoption("impl") and config.getoption("impl_cmd"):
+        raise pytest.UsageError("--impl and --impl-cmd are exclusive: name one implementation under test")
+    config.addinivalue_line("markers", "conformance: a conformance scenario (toolcontract_conformance)")
+    _register_renderer_toolkit(config)
+
+
+def _register_renderer_toolkit(config: pytest.Config) -> None:
+    if config.pluginmanager.has_plugin(_RENDERER_TOOLKIT):
+        return
+    try:
+        module = importlib.import_module(_RENDERER_TOOLKIT)
+    except ModuleNotFoundError as error:
+        if error.name == _RENDERER_TOOLKIT:
+            return
+        config.issue_config_time_warning(
+            pytest.PytestConfigWarning(f"native_snapshot is unavailable: cannot import {_RENDERER_TOOLKIT}: {error}"),
+            stacklevel=2,
+        )
+        return
+    except ImportError as error:
+        config.issue_config_time_warning(
+            pytest.PytestConfigWarning(f"native_snapshot is unavailable: cannot import {_RENDERER_TOOLKIT}: {error}"),
+            stacklevel=2,
+        )
+        return
+    if not config.pluginmanager.is_registered(module):
+        config.pluginmanager.register(module, _RENDERER_TOOLKIT)
+
+
+def _scenarios(config: pytest.Config) -> list[dict[str, Any]]:
+    if _SCENARIOS_KEY not in config.stash:
+        from toolcontract_conformance.scenario import ScenarioError, load_scenarios
+
+        try:
+            config.stash[_SCENARIOS_KEY] = [s.data for s in load_scenarios(config.getoption("scenarios_dir"))]
+        except (ScenarioError, FileNotFoundError) as error:
+            raise pytest.UsageError(f"cannot load the conformance scenarios: {error}") from None
+    return config.stash[_SCENARIOS_KEY]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One test per scenario, wherever a test asks for ``toolcontract_scenario``."""
+    if "toolcontract_scenario" not in metafunc.fixturenames:
+        return
+    config = metafunc.config
+    scenarios = _scenarios(config)
+    rules = sorted({str(rule) for scenario in scenarios for rule in scenario.get("rules", ())})
+    for rule in rules:
+        config.addinivalue_line("markers", f"{rule}: scenarios exercising contract rule {rule}")
+    metafunc.parametrize(
+        "toolcontract_scenario",
+        [
+            pytest.param(
+                scenario,
+                id=str(scenario["id"]),
+                marks=[pytest.mark.conformance, *(getattr(pytest.mark, str(r)) for r in scenario.get("rules", ()))],
+            )
+            for scenario in scenarios
+        ],
+    )
+
+
+@dataclass
+class ConformanceSession:
+    """The implementation under test for a pytest session, started once, and what judges its answers."""
+
+    implementation: Implementation
+    goldens: GoldenLookup
+    baseline: Baseline | None = None
+    _info: ImplementationInfo | None = None
+    _start_error: str | None = None
+    _seq: Iterator[int] = field(default_factory=itertools.count)
+
+    @property
+    def info(self) -> ImplementationInfo:
+        """The implementation's metadata; starts it on first use (a failure fails the test)."""
+        if self._start_error is not None:
+            pytest.fail(self._start_error, pytrace=False)
+        if self._info is None:
+            try:
+                self._info = self.implementation.start()
+            except AdapterError as error:
+                self._start_error = f"cannot start {self.implementation!r}: {error}"
+                pytest.fail(self._start_error, pytrace=False)
+        return self._info
+
+    def check(self, scenario: dict[str, Any]) -> None:
+        """Run one scenario and pass, fail, skip or xfail (baseline) the current test accordingly."""
+        info = self.info
+        result = run_scenario(self.implementation, info, next(self._seq), scenario, self.goldens(str(scenario["id"])))
+        result = apply_baseline(result, self.baseline)
+        if result.baseline == "known-failure":
+            pytest.xfail(f"known failure (baseline){': ' + result.baseline_note if result.baseline_note else ''}")
+        if result.baseline in ("stale", "unlisted"):
+            pytest.fail(result.explain(), pytrace=False)
+        if result.status == "skipped":
+            pytest.skip(result.message + (f" ({result.issue_url})" if result.issue_url else ""))
+        if result.status != "passed":
+            pytest.fail(result.explain(), pytrace=False)
+
+    def stop(self) -> None:
+        """Stop the implementation if it was started."""
+        if self._info is not None:
+            self.implementation.stop()
+
+
+@pytest.fixture(scope="session")
+def toolcontract_conformance(request: pytest.FixtureRequest) -> Iterator[ConformanceSession]:
+    """The session's :class:`ConformanceSession`: the implementation named by the options, and its judge."""
+    config = request.config
+    timeout: float | None = config.getoption("impl_timeout")
+    implementation: Implementation
+    if config.getoption("impl_cmd"):
+        implementation = Subprocess(
+            config.getoption("impl_cmd"),
+            timeout=30.0 if timeout is None else timeout,
+            validate_protocol=bool(config.getoption("validate_protocol")),
+        )
+    else:
+        implementation = InProcess(config.getoption("impl") or _DEFAULT_IMPLEMENTATION, timeout=timeout)
+    baseline = _baseline(config)
+    goldens_option = config.getoption("goldens_dir")
+    if goldens_option:
+        goldens = golden_directory(goldens_option)
+    else:
+        from toolcontract_conformance.locations import goldens_dir
+
+        goldens = golden_directory(goldens_dir())
+    session = ConformanceSession(implementation, goldens, baseline)
+    yield session
+    session.stop()
+
+
+def _baseline(config: pytest.Config) -> Baseline | None:
+    file: str | None = config.getoption("baseline")
+    if not file:
+        return None
+    try:
+        baseline = Baseline.load(Path(file))
+    except BaselineError as error:
+        raise pytest.UsageError(str(error)) from None
+    problems = baseline.unknown_scenarios({str(scenario["id"]) for scenario in _scenarios(config)})
+    if problems:
+        raise pytest.UsageError("; ".join(problem.message for problem in problems))
+    return baseline

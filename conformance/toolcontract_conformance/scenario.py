@@ -1,0 +1,207 @@
+"""Scenario files: load, validate against the format's JSON Schema, and list a directory in a stable order.
+
+A scenario is one JSON file (``docs/protocol.md``, "Scenario format"). Loading checks it twice: first against
+``schemas/scenario.schema.json`` (Draft 2020-12, with ``jsonschema``), then for what a schema cannot say (unique
+step ids, references to earlier steps). Any problem is a :class:`ScenarioError` naming the file and the JSON
+path of the offending place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+import jsonschema
+import jsonschema.exceptions
+
+from toolcontract_conformance.locations import scenarios_dir
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Scenario",
+    "ScenarioError",
+    "iter_exotic_tags",
+    "load_scenario",
+    "load_scenarios",
+    "scenario_from_data",
+    "scenario_schema",
+    "transcript_schema",
+]
+
+FORMAT_VERSION: Final = 1
+"""The scenario and transcript format version this kit reads and writes."""
+
+_NESTED_CALL_ID: Final = re.compile(r"^(?P<outer>.+):code:[1-9][0-9]*$")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used: unreadable, not JSON, or not a valid scenario.
+
+    ``source`` names the file (or ``<scenario>`` for data that came from elsewhere), ``json_path`` the place in
+    it (``$`` for the whole document), ``reason`` what is wrong there.
+    """
+
+    def __init__(self, source: str, json_path: str, reason: str) -> None:
+        self.source = source
+        self.json_path = json_path
+        self.reason = reason
+        super().__init__(f"{source}: {json_path}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A validated scenario: its identity, what it exercises, and the parsed document an adapter receives."""
+
+    id: str
+    rules: tuple[str, ...]
+    requires: tuple[str, ...]
+    description: str
+    data: dict[str, Any]
+    source: Path | None = None
+
+
+@cache
+def _schema(name: str) -> dict[str, Any]:
+    text = resources.files("toolcontract_conformance").joinpath("schemas", name).read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def scenario_schema() -> dict[str, Any]:
+    """The JSON Schema of a scenario file."""
+    return _schema("scenario.schema.json")
+
+
+def transcript_schema() -> dict[str, Any]:
+    """The JSON Schema of a transcript (what an adapter answers for a scenario)."""
+    return _schema("transcript.schema.json")
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(scenario_schema())
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (write an exotic tag instead)")
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    """Read and validate one scenario file."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(source, "$", f"cannot be read: {error}") from None
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as error:
+        raise ScenarioError(source, "$", f"is not JSON: {error}") from None
+    return scenario_from_data(data, source, path)
+
+
+def load_scenarios(directory: Path | str | None = None) -> list[Scenario]:
+    """Every ``*.json`` scenario of a directory (default: the kit's own), ordered by file name.
+
+    Raises :class:`ScenarioError` for the first invalid file, and for two files declaring one id.
+    """
+    folder = Path(directory) if directory is not None else scenarios_dir()
+    scenarios: list[Scenario] = []
+    seen: dict[str, Path] = {}
+    for path in sorted(folder.glob("*.json"), key=lambda p: p.name):
+        scenario = load_scenario(path)
+        if scenario.id in seen:
+            raise ScenarioError(str(path), "$.id", f"{scenario.id!r} is already the id of {seen[scenario.id].name}")
+        seen[scenario.id] = path
+        scenarios.append(scenario)
+    return scenarios
+
+
+def scenario_from_data(data: Any, source: str = "<scenario>", path: Path | None = None) -> Scenario:
+    """Validate a parsed scenario document and wrap it."""
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise ScenarioError(source, error.json_path, error.message)
+    for json_path, reason in _semantic_problems(data):
+        raise ScenarioError(source, json_path, reason)
+    return Scenario(
+        id=data["id"],
+        rules=tuple(data.get("rules", ())),
+        requires=tuple(data.get("requires", ())),
+        description=data.get("description", ""),
+        data=data,
+        source=path,
+    )
+
+
+def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """What the schema cannot check: unique step ids and references that must name earlier steps."""
+    steps: Sequence[Mapping[str, Any]] = data["steps"]
+    kinds: dict[str, str] = {}
+    call_ids: set[str] = set()
+    for index, step in enumerate(steps):
+        here = f"$.steps[{index}]"
+        step_id = step["id"]
+        if step_id in kinds:
+            yield f"{here}.id", f"step id {step_id!r} is used twice"
+        if "call" in step:
+            call_ids.add(step["call"].get("callId", step_id))
+        elif "probe" in step:
+            if kinds.get(step["probe"]["step"]) != "call":
+                yield f"{here}.probe.step", f"{step['probe']['step']!r} is not an earlier call step"
+        elif "persist" in step:
+            persisted = step["persist"]["steps"]
+            raw = step["persist"].get("rawArguments", {})
+            for position, name in enumerate(persisted):
+                if kinds.get(name) != "call":
+                    yield f"{here}.persist.steps[{position}]", f"{name!r} is not an earlier call step"
+                elif name not in raw and any(True for _ in iter_exotic_tags(_call_of(steps, name)["arguments"])):
+                    yield (
+                        f"{here}.persist.rawArguments",
+                        f"the arguments of {name!r} hold exotic tags: give their raw text",
+                    )
+            for name in raw:
+                if name not in persisted:
+                    yield f"{here}.persist.rawArguments", f"{name!r} is not one of the persisted steps"
+        elif "replay" in step and kinds.get(step["replay"]["persist"]) != "persist":
+            yield f"{here}.replay.persist", f"{step['replay']['persist']!r} is not an earlier persist step"
+        kinds[step_id] = next(key for key in ("call", "probe", "persist", "replay", "schemas") if key in step)
+    for index, hook in enumerate(data.get("hooks", ())):
+        for position, name in enumerate(hook.get("steps", ())):
+            nested = _NESTED_CALL_ID.match(name)
+            if kinds.get(name) != "call" and not (nested and nested.group("outer") in call_ids | set(kinds)):
+                yield f"$.hooks[{index}].steps[{position}]", f"{name!r} names no call step and no nested call"
+        action = hook["action"]
+        depth = 0
+        while action.get("kind") == "dispose-tool-then":
+            action = action["then"]
+            depth += 1
+        if action.get("kind") == "return-result-of" and kinds.get(action["step"]) != "call":
+            where = f"$.hooks[{index}].action" + ".then" * depth + ".step"
+            yield where, f"{action['step']!r} is not a call step"
+
+
+def _call_of(steps: Sequence[Mapping[str, Any]], step_id: str) -> Mapping[str, Any]:
+    call: Mapping[str, Any] = next(step["call"] for step in steps if step["id"] == step_id)
+    return call
+
+
+def iter_exotic_tags(value: Any) -> Iterator[Mapping[str, Any]]:
+    """Every exotic tag (``{"$exotic": KIND, ...}``) inside a parsed JSON value, in document order."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "$exotic" in item:
+                yield item
+                continue
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
