@@ -78,3 +78,10 @@ def conformance(session: nox.Session) -> None:
         )
         session.error(f"in-process and subprocess runs differ on {len(differing)} scenario(s): {', '.join(differing)}")
     session.log(f"in-process and subprocess runs agree on all {len(outcomes[0])} scenarios")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Check the docs against the code: every rule exercised, every cited test and path present."""
+    session.install("-e", ".")
+    session.run("python", "tools/check_docs.py")
