@@ -36,7 +36,7 @@ def _test_file(name: str) -> Path | None:
 def broken_references() -> list[str]:
     """Cited tests (``file::test``) and repository paths that do not exist."""
     problems = []
-    for document in sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]:
+    for document in [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]:
         text = document.read_text(encoding="utf-8")
         for file_name, test_name in TEST_REFERENCE.findall(text):
             path = _test_file(file_name)
