@@ -251,13 +251,45 @@ def dispatch(runs: int, calls: int) -> list[Row]:
 
 
 def suite(runs: int) -> list[Row]:
-    """Scenarios per second through the kit, in-process and through the subprocess adapter."""
-    try:
-        from toolcontract_conformance.bench_support import suite_rows
-    except ImportError:
-        return [("suite throughput", float("nan"), "the kit's runner is not available")]
-    rows: list[Row] = suite_rows(runs)
-    return rows
+    """Scenarios per second through the kit's runner, in-process and through the subprocess adapter."""
+    from toolcontract_conformance.adapters.inprocess import InProcess
+    from toolcontract_conformance.adapters.subprocess import Subprocess
+    from toolcontract_conformance.locations import goldens_dir
+    from toolcontract_conformance.runner import golden_directory, run_suite
+    from toolcontract_conformance.scenario import load_scenarios
+
+    scenarios = [scenario.data for scenario in load_scenarios()]
+    goldens = golden_directory(goldens_dir())
+    command = f"{sys.executable} -m toolcontract_conformance.adapters.reference"
+
+    def run(make: Callable[[], Any]) -> Any:
+        result = run_suite(make(), scenarios, goldens)
+        failing = [item for item in result.results if item.status != "passed"]
+        assert not failing, f"{len(failing)} scenario(s) did not pass"
+        return result
+
+    def start_and_stop() -> None:
+        adapter = Subprocess(command)
+        adapter.start()
+        adapter.stop()
+
+    in_process = median_time(
+        lambda: run(lambda: InProcess("toolcontract_conformance.adapters.reference:implementation")), runs
+    )
+    subprocess = median_time(lambda: run(lambda: Subprocess(command)), runs)
+    start_up = median_time(start_and_stop, runs)
+    count = len(scenarios)
+    return [
+        (f"suite in-process ({count} scenarios)", in_process, f"{count / in_process:,.0f} scenarios/s"),
+        (
+            f"suite through the subprocess adapter ({count} scenarios)",
+            subprocess,
+            f"{count / subprocess:,.0f} scenarios/s",
+        ),
+        ("ratio subprocess / in-process (target <= 1.5)", subprocess / in_process, "ratio"),
+        ("subprocess adapter start-up alone (spawn, imports, handshake, stop)", start_up, ""),
+        ("ratio subprocess without its start-up / in-process", (subprocess - start_up) / in_process, "ratio"),
+    ]
 
 
 def format_rows(title: str, rows: list[Row]) -> str:

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
-
-import jsonschema
-import jsonschema.exceptions
+from typing import TYPE_CHECKING, Any, Final
 
 from toolcontract_conformance.locations import scenarios_dir
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = [
     "FORMAT_VERSION",
@@ -84,7 +84,10 @@ def transcript_schema() -> dict[str, Any]:
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Draft202012Validator:
+    # imported here: adapters import this module for the format's constants, and should start fast
+    import jsonschema
+
     return jsonschema.Draft202012Validator(scenario_schema())
 
 
@@ -126,7 +129,9 @@ def load_scenarios(directory: Path | str | None = None) -> list[Scenario]:
 
 def scenario_from_data(data: Any, source: str = "<scenario>", path: Path | None = None) -> Scenario:
     """Validate a parsed scenario document and wrap it."""
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(data))
     if error is not None:
         raise ScenarioError(source, error.json_path, error.message)
     for json_path, reason in _semantic_problems(data):

@@ -15,7 +15,15 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER, _Bail, _fast_copy, es_key_order, is_array_index
+from toolcontract.jsonvalue import (
+    MAX_SAFE_INTEGER,
+    NotLosslessJson,
+    _Bail,
+    _fast_copy,
+    canonical_json,
+    es_key_order,
+    is_array_index,
+)
 
 __all__ = ["NotNormalized", "compile_normalizer", "run_without_gc"]
 
@@ -181,7 +189,26 @@ class _TooDeep(Exception):
 
 
 def compile_normalizer(schema: Any) -> Callable[[Any], Any] | None:
-    """A fused normalizer for a schema that passed the subset assertion, or ``None`` if it is too deep."""
+    """A fused normalizer for a schema that passed the subset assertion, or ``None`` if it is too deep.
+
+    Normalizers hold no state, so one is generated per distinct schema text and shared.
+    """
+    try:
+        key = canonical_json(schema)
+    except NotLosslessJson:
+        return _generate(schema)
+    if key not in _GENERATED:
+        if len(_GENERATED) >= _CACHE_SIZE:
+            _GENERATED.pop(next(iter(_GENERATED)))
+        _GENERATED[key] = _generate(schema)
+    return _GENERATED[key]
+
+
+_GENERATED: dict[str, Callable[[Any], Any] | None] = {}
+_CACHE_SIZE: Final = 512
+
+
+def _generate(schema: Any) -> Callable[[Any], Any] | None:
     generator = _Generator()
     try:
         entry = generator.function_for(schema, 0)

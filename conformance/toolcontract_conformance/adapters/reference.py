@@ -26,12 +26,12 @@ import re
 import tempfile
 import traceback
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from toolcontract import (
     ABSENT,
@@ -131,6 +131,9 @@ implementation = ReferenceImplementation()
 """The adapter object the kit loads with ``--impl toolcontract_conformance.adapters.reference:implementation``."""
 
 
+_T = TypeVar("_T")
+
+
 def run_scenario(scenario: Mapping[str, Any]) -> Ran | Skipped:
     """Run a (valid) scenario document against a fresh registry; raises only for the adapter's own bugs."""
     missing = [need for need in scenario.get("requires", ()) if need not in CAPABILITIES]
@@ -140,8 +143,29 @@ def run_scenario(scenario: Mapping[str, Any]) -> Ran | Skipped:
     if kind is not None:
         return Skipped(f"not expressible: {kind}")
     with _contained_warnings(), tempfile.TemporaryDirectory(prefix="toolcontract-") as workdir:
-        transcript = asyncio.run(_ScenarioRun(scenario, Path(workdir)).run())
+        transcript = _run_in_fresh_loop(_ScenarioRun(scenario, Path(workdir)).run())
     return Ran(canonical_json(transcript))
+
+
+def _run_in_fresh_loop(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run a scenario in its own event loop, as ``asyncio.run`` does, minus its SIGINT handling.
+
+    (``asyncio.run`` swaps the SIGINT handler around every call; restoring it formats the main task's repr,
+    i.e. the whole transcript, each time: a large share of a short scenario's cost.)
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        try:
+            leftovers = asyncio.all_tasks(loop)
+            for task in leftovers:
+                task.cancel()
+            if leftovers:
+                loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
 
 @contextmanager
