@@ -28,7 +28,7 @@ def _aborted() -> AbortController:
 
 
 def test_pre_aborted_call_runs_no_phase() -> None:
-    """digest 6.2: final-result, zero phases, finalizer once, one observer notification."""
+    """digest 8.1 / 12.3 / 6.2: final-result, zero phases, finalizer once, one observer notification."""
     phases: list[str] = []
     registry = Registry()
     registry.register(echo_tool(finalize_content=lambda run, result: phases.append("finalize")))
@@ -109,7 +109,7 @@ def test_wrapper_replacement_signal_aborted_before_body() -> None:
 
 
 def test_abort_while_the_body_runs_gives_aborted_after_it_settles() -> None:
-    """digest 8.3 / 8.5: a started body is always awaited; ABORTED only after it settles."""
+    """digest 8.1 / 8.3 / 8.5: a started body is always awaited; ABORTED only after it settles."""
     controller = AbortController()
     events: list[str] = []
 

@@ -127,7 +127,7 @@ nested_values = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(nested_values)
 def test_freezing_is_deep(value: Any) -> None:
-    """Every nested container of a snapshot refuses every public mutator."""
+    """digest 3.8: Every nested container of a snapshot refuses every public mutator."""
     frozen = snapshot_json(value)
     for container in _containers(frozen):
         mutations = DICT_MUTATIONS if isinstance(container, dict) else LIST_MUTATIONS

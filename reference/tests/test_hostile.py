@@ -100,6 +100,7 @@ HOSTILE_IDS = [
 
 @pytest.mark.parametrize("hostile", HOSTILE_VALUES, ids=HOSTILE_IDS)
 def test_hostile_body_values(hostile: Any) -> None:
+    """digest 3.5: only exact dict/list types are read, so no user code (getters, lying subclasses) runs."""
     registry = Registry()
     registry.register(raw_tool("t", lambda args, run: hostile()))
     result = call(registry, "t")

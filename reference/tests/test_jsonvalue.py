@@ -158,7 +158,7 @@ REJECTED: list[tuple[str, Any, str]] = [
 
 @pytest.mark.parametrize(("label", "value", "kind"), REJECTED, ids=[case[0] for case in REJECTED])
 def test_every_non_lossless_kind_is_rejected_with_its_reason(label: str, value: Any, kind: str) -> None:
-    """Each rejection names the path and the reason kind (decisions 6)."""
+    """digest 0.1 / 3.3: Each rejection names the path and the reason kind (decisions 6)."""
     wrapped = {"outer": [0, value]}
     with pytest.raises(NotLosslessJson) as caught:
         snapshot_json(wrapped)
@@ -185,7 +185,7 @@ def test_every_rejection_is_reported_in_walk_order() -> None:
 
 
 def test_accepted_scalars_survive_unchanged() -> None:
-    """Lone surrogates pass (strings are not validated); safe-range integers and finite floats pass."""
+    """digest 0.1 / 3.2: Lone surrogates pass (strings are not validated); safe-range integers and finite floats pass."""
     value = [None, True, False, 0, -1, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 0.0, 1.5, "\ud800", ""]
     copy = snapshot_json(value)
     assert copy == value

@@ -88,7 +88,7 @@ async def attempt(awaitable: Any) -> dict[str, Any]:
 
 
 def test_binding_input_identity() -> None:
-    """digest 10.1: callId `<outer>:code:<n>`, outer rootCallId, outer token as parent, outer agent, and a
+    """digest 7.6 / 10.1: callId `<outer>:code:<n>`, outer rootCallId, outer token as parent, outer agent, and a
     run-scoped signal."""
     seen: list[dict[str, Any]] = []
     outer_runs: list[ToolExecution] = []

@@ -88,7 +88,7 @@ def test_argument_failure_beats_a_pre_aborted_signal() -> None:
 
 
 def test_invalid_args_come_from_define_tool_and_reach_post_execute() -> None:
-    """digest 2.4 / 1.32: INVALID_ARGS thrown inside the body; post-execute still runs."""
+    """digest 1.12 / 2.4 / 1.32: INVALID_ARGS thrown inside the body; post-execute still runs."""
     posts: list[Any] = []
     registry = Registry()
     registry.register(
@@ -160,7 +160,7 @@ def test_unknown_tool_goes_through_the_pipeline() -> None:
 
 
 def test_normalization_order_and_frozen_value() -> None:
-    """digest 4.1: render and meta get the frozen args and frozen value."""
+    """digest 1.1 / 1.2 / 1.3 / 4.1: render and meta get the frozen args and frozen value."""
     seen: dict[str, Any] = {}
 
     def render(args: Any, value: Any) -> Any:
@@ -193,7 +193,7 @@ def test_normalization_order_and_frozen_value() -> None:
 
 @pytest.mark.parametrize("bad", [math.nan, [1, math.inf], {"k": (1,)}, {1: 2}, object()])
 def test_non_lossless_body_value(bad: Any) -> None:
-    """digest 3.7 value row / 4.2."""
+    """digest 4.7 / 3.7 value row / 4.2."""
     registry = Registry()
     registry.register(raw_tool("num", lambda a, r: bad))
     _assert_output_failure(call(registry, "num"), "num", "value is not lossless JSON")
@@ -231,7 +231,7 @@ def test_render_failure_and_non_lossless_render() -> None:
 
 
 def test_render_output_shape_is_not_checked() -> None:
-    """digest 4.6 (pinned leniency): only losslessness is checked."""
+    """digest 0.2 / 4.6 (pinned leniency): only losslessness is checked."""
     registry = Registry()
     registry.register(raw_tool("t", lambda a, r: 1, output=Output({}, lambda a, v: "not blocks")))
     result = call(registry, "t")
@@ -316,7 +316,7 @@ class _BadMessageError(Exception):
     ids=["subclass", "base", "named", "value-error", "type-error", "key-error"],
 )
 def test_info_only_for_harness_errors(thrown: BaseException, message: str, info: ErrorInfo | None) -> None:
-    """digest 5.4 / 5.6: info {name, code} exactly for HarnessErrors."""
+    """digest 0.3 / 12.3 / 5.4 / 5.6: info {name, code} exactly for HarnessErrors."""
 
     def body(args: Any, run: ToolExecution) -> Any:
         raise thrown
@@ -368,7 +368,7 @@ def test_success_fields_and_concludes_turn() -> None:
 
 
 def test_final_result_is_deep_frozen() -> None:
-    """digest 12.6: value, content, meta and contexts are frozen."""
+    """digest 0.4 / 3.8 / 5.3 / 12.6: value, content, meta and contexts are frozen."""
     registry = Registry()
 
     def body(args: Any, run: ToolExecution) -> Any:

@@ -74,7 +74,7 @@ def _registry_with_echo(**overrides: Any) -> tuple[Registry, Recorder, list[str]
 
 
 def test_phase_order() -> None:
-    """digest 6.7: pre → execute:before → body → execute:after → post, then the observer."""
+    """digest 6.1 / 6.14 / 6.7: pre → execute:before → body → execute:after → post, then the observer."""
     registry, recorder, _ = _registry_with_echo()
     result = call(registry, "echo", {"text": "hi"})
     assert not result.is_error
@@ -315,7 +315,7 @@ def test_accept_content_keeps_value_and_meta() -> None:
 
 
 def test_accept_value_revalidates_rerenders_and_recomputes_meta() -> None:
-    """digest 6.8 step 4."""
+    """digest 7.5 / 6.8 step 4."""
     registry, _, _ = _registry_with_echo()
     registry.on_post_execute(_post(Accept(value="policy value", additional_contexts=[{"id": "post"}])))
     result = call(registry, "echo", {"text": "body"})
