@@ -185,7 +185,7 @@ def test_every_rejection_is_reported_in_walk_order() -> None:
 
 
 def test_accepted_scalars_survive_unchanged() -> None:
-    """digest 0.1 / 3.2: Lone surrogates pass (strings are not validated); safe-range integers and finite floats pass."""
+    """digest 0.1 / 3.2: lone surrogates pass (strings are not validated); safe integers and finite floats pass."""
     value = [None, True, False, 0, -1, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 0.0, 1.5, "\ud800", ""]
     copy = snapshot_json(value)
     assert copy == value
