@@ -1,0 +1,194 @@
+"""The property-based and stateful layer: generated scenarios are valid, the reference passes every property,
+and deliberately broken implementations are caught."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from broken_implementations import BUGS, Broken, Bug
+from hypothesis import Phase, given, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from toolcontract_conformance.adapters.inprocess import InProcess
+from toolcontract_conformance.adapters.reference import ReferenceImplementation, run_scenario
+from toolcontract_conformance.implementation import Ran, Skipped
+from toolcontract_conformance.properties import (
+    ConformanceFailure,
+    check_differential,
+    check_invariants,
+    conformance_machine,
+    default_settings,
+    invariant_violations,
+)
+from toolcontract_conformance.scenario import scenario_from_data
+from toolcontract_conformance.strategies import (
+    CANARY,
+    EXOTIC_KINDS,
+    REFERENCE_EXOTIC_KINDS,
+    exotic_values,
+    scenarios,
+    values_with_exotics,
+)
+
+BUG = {bug.name: bug for bug in BUGS}
+# A broken implementation must be caught well within this many scenarios; no shrinking, to stay quick.
+HUNT = settings(default_settings(150), phases=(Phase.generate,), derandomize=True)
+
+
+def reference() -> InProcess:
+    """The reference through the in-process adapter, as a user's implementation would be reached."""
+    return InProcess(ReferenceImplementation(), timeout=30)
+
+
+def broken(name: str) -> InProcess:
+    bug: Bug = BUG[name]
+    return InProcess(Broken(bug), timeout=30)
+
+
+# --- the strategies ------------------------------------------------------------------------------------
+
+
+@settings(default_settings(60))
+@given(scenarios())
+def test_generated_scenarios_are_valid_and_the_reference_runs_them(scenario: dict[str, Any]) -> None:
+    scenario_from_data(scenario)
+    outcome = run_scenario(scenario)
+    assert isinstance(outcome, Ran), outcome
+    assert invariant_violations(scenario, outcome.transcript) == []
+
+
+@settings(default_settings(30))
+@given(scenarios(capabilities=(), exotic_kinds=()))
+def test_scenarios_stay_within_the_capabilities_and_kinds_given(scenario: dict[str, Any]) -> None:
+    scenario_from_data(scenario)
+    assert scenario["requires"] == []
+    assert "$exotic" not in json.dumps(scenario)
+    assert isinstance(run_scenario(scenario), Ran)
+
+
+@settings(default_settings(40))
+@given(exotic_values(), values_with_exotics(["nan", "cycle"]))
+def test_exotic_values_are_tags_of_the_format(tag: dict[str, str], value: Any) -> None:
+    assert tag["$exotic"] in EXOTIC_KINDS
+    assert set(tag) <= {"$exotic", "message"}
+    text = json.dumps(value)
+    assert '"$exotic": "nan"' in text or '"$exotic": "cycle"' in text
+
+
+def test_the_reference_kinds_leave_out_what_python_cannot_express() -> None:
+    assert set(REFERENCE_EXOTIC_KINDS) == set(EXOTIC_KINDS) - {
+        "undefined",
+        "bigint",
+        "sparse-array",
+        "symbol-key",
+        "throwing-getter",
+    }
+    with pytest.raises(ValueError, match="not exotic kinds"):
+        exotic_values(["nan", "no-such-kind"])
+
+
+def test_the_canary_is_persisted_in_values_but_never_reaches_the_log() -> None:
+    persisted: list[str] = []
+
+    @settings(default_settings(60), derandomize=True)
+    @given(scenarios())
+    def canary_stays_out_of_the_log(scenario: dict[str, Any]) -> None:
+        outcome = run_scenario(scenario)
+        assert isinstance(outcome, Ran)
+        steps = json.loads(outcome.transcript)["steps"]
+        for step in scenario["steps"]:
+            if "persist" in step:
+                values = [json.dumps(steps[call]["result"].get("value")) for call in step["persist"]["steps"]]
+                persisted.extend(step["id"] for value in values if CANARY in value)
+            if "persist" in step or "replay" in step:
+                assert CANARY not in json.dumps(steps[step["id"]])
+
+    canary_stays_out_of_the_log()
+    assert persisted, "no generated scenario persisted a call whose value holds the canary"
+
+
+# --- the reference passes ------------------------------------------------------------------------------
+
+
+def test_the_reference_passes_the_differential_property() -> None:
+    check_differential(reference(), max_examples=40)
+
+
+def test_the_reference_passes_the_invariants() -> None:
+    check_invariants(reference(), max_examples=60)
+
+
+def test_the_reference_passes_the_state_machine() -> None:
+    machine = conformance_machine(reference())
+    run_state_machine_as_test(machine, settings=settings(machine.TestCase.settings, max_examples=8))  # type: ignore[no-untyped-call]
+
+
+# --- broken implementations are caught -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["persists-the-value", "null-meta-dropped", "shallow-freeze"])
+def test_the_differential_property_catches_a_broken_implementation(name: str) -> None:
+    with pytest.raises(ConformanceFailure) as caught:
+        check_differential(broken(name), settings=HUNT)
+    failure = caught.value
+    assert failure.difference is not None
+    assert failure.difference.where.startswith("$.steps.")
+    assert failure.difference.where in str(failure)
+
+
+@pytest.mark.parametrize(
+    ("name", "violation"),
+    [
+        ("persists-the-value", "reached the log"),
+        ("shallow-freeze", "can be mutated"),
+        ("replay-includes-tool-calls", "verbatim"),
+    ],
+)
+def test_the_invariants_catch_a_broken_implementation_without_a_reference(name: str, violation: str) -> None:
+    with pytest.raises(ConformanceFailure) as caught:
+        check_invariants(broken(name), settings=HUNT)
+    assert any(violation in found for found in caught.value.violations), caught.value.violations
+
+
+@pytest.mark.parametrize("name", ["persists-the-value", "null-meta-dropped"])
+def test_the_state_machine_catches_a_broken_implementation(name: str) -> None:
+    machine = conformance_machine(broken(name))
+    hunt = settings(machine.TestCase.settings, max_examples=30, phases=(Phase.generate,), derandomize=True)
+    with pytest.raises(ConformanceFailure, match="differs from the reference's"):
+        run_state_machine_as_test(machine, settings=hunt)  # type: ignore[no-untyped-call]
+
+
+def test_a_shrunk_failure_is_a_regression_scenario_naming_the_first_difference() -> None:
+    small = scenarios(max_tools=2, max_steps=3, max_hooks=1)  # shrinks in seconds
+    with pytest.raises(ConformanceFailure) as caught:
+        check_differential(broken("persists-the-value"), settings=settings(HUNT, phases=tuple(Phase)), strategy=small)
+    failure = caught.value
+    assert failure.difference is not None
+    assert failure.difference.kind == "unexpected"
+    assert failure.difference.path[-2:] == ("data", "value")
+    assert failure.difference.where in str(failure)
+    saved = json.loads(failure.scenario_json)
+    scenario_from_data(saved)
+    assert saved == failure.scenario
+    # Shrunk to the essentials: one tool, no hook, a call and the persist step that logs its value.
+    assert len(saved["tools"]) == 1
+    assert saved["hooks"] == []
+    assert [next(key for key in step if key != "id") for step in saved["steps"][:2]] == ["call", "persist"]
+    assert isinstance(run_scenario(saved), Ran)
+
+
+def test_an_implementation_that_skips_or_errors_fails_the_properties() -> None:
+    class Declining(ReferenceImplementation):
+        def run(self, seq: int, scenario: dict[str, Any]) -> Any:
+            return Skipped("not today")
+
+    class Failing(ReferenceImplementation):
+        def run(self, seq: int, scenario: dict[str, Any]) -> Any:
+            raise RuntimeError("adapter crashed")
+
+    with pytest.raises(ConformanceFailure, match="skipped a scenario within its declared capabilities: not today"):
+        check_invariants(InProcess(Declining()), settings=HUNT)
+    with pytest.raises(ConformanceFailure, match="errored: RuntimeError: adapter crashed"):
+        check_differential(InProcess(Failing()), settings=HUNT)
