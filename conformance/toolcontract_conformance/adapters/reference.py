@@ -142,9 +142,28 @@ def run_scenario(scenario: Mapping[str, Any]) -> Ran | Skipped:
     kind = first_inexpressible(scenario)
     if kind is not None:
         return Skipped(f"not expressible: {kind}")
-    with _contained_warnings(), tempfile.TemporaryDirectory(prefix="toolcontract-") as workdir:
-        transcript = _run_in_fresh_loop(_ScenarioRun(scenario, Path(workdir)).run())
+    with _contained_warnings(), _LazyWorkdir() as workdir:
+        transcript = _run_in_fresh_loop(_ScenarioRun(scenario, workdir).run())
     return Ran(canonical_json(transcript))
+
+
+class _LazyWorkdir:
+    """A temporary directory made only when a scenario first persists a log (most never do)."""
+
+    def __init__(self) -> None:
+        self._directory: tempfile.TemporaryDirectory[str] | None = None
+
+    def path(self) -> Path:
+        if self._directory is None:
+            self._directory = tempfile.TemporaryDirectory(prefix="toolcontract-")
+        return Path(self._directory.name)
+
+    def __enter__(self) -> _LazyWorkdir:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._directory is not None:
+            self._directory.cleanup()
 
 
 def _run_in_fresh_loop(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -263,7 +282,7 @@ class Phases:
 class _ScenarioRun:
     """The state of one scenario run: the registry, its fixture tools and hooks, and what each step made."""
 
-    def __init__(self, scenario: Mapping[str, Any], workdir: Path) -> None:
+    def __init__(self, scenario: Mapping[str, Any], workdir: _LazyWorkdir) -> None:
         self.scenario = scenario
         self.workdir = workdir
         approval = scenario.get("approval")
@@ -770,7 +789,7 @@ class _ScenarioRun:
 
     def _persist(self, persist_id: str, spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Append the durable events of some calls to a fresh session log, as an agent loop would."""
-        path = self.workdir / f"{len(self.logs)}.jsonl"
+        path = self.workdir.path() / f"{len(self.logs)}.jsonl"
         self.logs[persist_id] = path
         raw_arguments = spec.get("rawArguments", {})
         with SessionLog.open(path) as log:
