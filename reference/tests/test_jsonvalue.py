@@ -88,6 +88,15 @@ def test_writer_handles_any_depth() -> None:
 
 
 def test_writer_rejects_non_json() -> None:
+    """Never a hang or a silent ``null``: a cycle, NaN, non-string keys and foreign types are refused."""
+    with pytest.raises(NotLosslessJson):
+        canonical_json(_cycle())
+    looped: dict[str, Any] = {"a": [1]}
+    looped["a"].append(looped)
+    with pytest.raises(NotLosslessJson):
+        canonical_json(looped)
+    shared = [1]
+    assert canonical_json([shared, shared]) == "[[1],[1]]"
     with pytest.raises(NotLosslessJson):
         canonical_json(math.nan)
     with pytest.raises(NotLosslessJson):

@@ -14,13 +14,12 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
+from toolcontract._text_cache import TextKeyedCache
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import (
     MAX_SAFE_INTEGER,
-    NotLosslessJson,
     _Bail,
     _fast_copy,
-    canonical_json,
     es_key_order,
     is_array_index,
 )
@@ -193,19 +192,10 @@ def compile_normalizer(schema: Any) -> Callable[[Any], Any] | None:
 
     Normalizers hold no state, so one is generated per distinct schema text and shared.
     """
-    try:
-        key = canonical_json(schema)
-    except NotLosslessJson:
-        return _generate(schema)
-    if key not in _GENERATED:
-        if len(_GENERATED) >= _CACHE_SIZE:
-            _GENERATED.pop(next(iter(_GENERATED)))
-        _GENERATED[key] = _generate(schema)
-    return _GENERATED[key]
+    return _GENERATED.get(schema, _generate)
 
 
-_GENERATED: dict[str, Callable[[Any], Any] | None] = {}
-_CACHE_SIZE: Final = 512
+_GENERATED: TextKeyedCache[Callable[[Any], Any] | None] = TextKeyedCache()
 
 
 def _generate(schema: Any) -> Callable[[Any], Any] | None:

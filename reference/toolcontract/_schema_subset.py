@@ -16,6 +16,7 @@ from toolcontract._schema_kinds import (
 )
 from toolcontract._schema_paths import SchemaPath, schema_path_text
 from toolcontract._schema_walk import Step, run_walk
+from toolcontract._text_cache import TextKeyedCache
 from toolcontract.errors import JsonSchemaError
 from toolcontract.jsonvalue import es_key_order
 
@@ -39,9 +40,16 @@ def schema_violations(schema: object, path: str = "schema") -> list[str]:
 
     Total: never raises, for any Python object. Iterative: nesting depth is bounded by memory.
     """
+    return list(_CHECKED.get(schema, lambda data: _walk_violations(data, path), path))
+
+
+def _walk_violations(schema: object, path: str) -> tuple[str, ...]:
     violations: list[str] = []
     run_walk(_check_node(schema, path, violations, set()))
-    return violations
+    return tuple(violations)
+
+
+_CHECKED: TextKeyedCache[tuple[str, ...]] = TextKeyedCache()
 
 
 def assert_supported_schema(schema: object, path: str = "schema") -> None:

@@ -6,10 +6,13 @@ from toolcontract._schema_closures import compile_closures
 from toolcontract._schema_deep import CLOSURE_HEIGHT, collect_iteratively
 from toolcontract._schema_nodes import SchemaNode, build_nodes
 from toolcontract._schema_subset import schema_violations
+from toolcontract._text_cache import TextKeyedCache
 from toolcontract.errors import JsonSchemaError
 from toolcontract.jsonvalue import JsonValue
 
 __all__ = ["Validator", "compile_validator"]
+
+_VALIDATORS: TextKeyedCache[Validator] = TextKeyedCache()
 
 
 class Validator:
@@ -59,8 +62,13 @@ def compile_validator(schema: JsonValue) -> Validator:
     """Compile a raw schema of the supported subset into a :class:`Validator`.
 
     Raises :class:`JsonSchemaError` (every violation) when the schema is outside the subset: the validator's
-    behaviour is defined only for supported schemas.
+    behaviour is defined only for supported schemas. Validators hold no state, so one is compiled per distinct
+    schema text and shared.
     """
+    return _VALIDATORS.get(schema, _compile)
+
+
+def _compile(schema: JsonValue) -> Validator:
     violations = schema_violations(schema)
     if violations:
         raise JsonSchemaError(violations)

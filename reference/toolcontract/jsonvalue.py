@@ -379,7 +379,7 @@ def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
     """Write ``value`` as ECMAScript ``JSON.stringify(value, null, indent)`` would, byte for byte.
 
     Keys are written in ECMAScript own-property order. ``value`` must be lossless JSON; anything else
-    raises :class:`NotLosslessJson`. Iterative: any depth is written.
+    (a cycle included) raises :class:`NotLosslessJson`. Iterative: any depth is written.
     """
     if isinstance(indent, int):
         indent = " " * min(max(indent, 0), 10)
@@ -391,12 +391,17 @@ def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
     append = parts.append
     # stack entries: (iterator over children, is_dict, depth, first-flag holder)
     stack: list[list[Any]] = []
+    open_containers: set[int] = set()  # ids of the containers being written: meeting one again is a cycle
     pending: Any = value
     has_pending = True
     while True:
         if has_pending:
             has_pending = False
             kind = type(pending)
+            if (kind is dict or kind is FrozenDict or kind is list or kind is FrozenList) and pending:
+                if id(pending) in open_containers:
+                    raise NotLosslessJson([Rejection((), "cycle")])
+                open_containers.add(id(pending))
             if kind is str:
                 append(encode_string(pending))
             elif pending is None:
@@ -413,13 +418,13 @@ def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
                     append("{}")
                 else:
                     append("{")
-                    stack.append([iter(_ordered_items(pending)), True, len(stack) + 1, True])
+                    stack.append([iter(_ordered_items(pending)), True, len(stack) + 1, True, id(pending)])
             elif kind is list or kind is FrozenList:
                 if not pending:
                     append("[]")
                 else:
                     append("[")
-                    stack.append([iter(pending), False, len(stack) + 1, True])
+                    stack.append([iter(pending), False, len(stack) + 1, True, id(pending)])
             else:
                 raise NotLosslessJson([Rejection((), f"unsupported-type:{_type_name(kind)}")])
         if not stack:
@@ -428,6 +433,7 @@ def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
         child: Any = next(entry[0], _END)
         if child is _END:
             stack.pop()
+            open_containers.discard(entry[4])
             if indent is not None:
                 append("\n" + indent * (entry[2] - 1))
             append("}" if entry[1] else "]")
