@@ -92,7 +92,8 @@ def test_the_reference_kinds_leave_out_what_python_cannot_express() -> None:
 def test_the_canary_is_persisted_in_values_but_never_reaches_the_log() -> None:
     persisted: list[str] = []
 
-    @settings(default_settings(60), derandomize=True)
+    # enough examples that some generated scenario persists a successful canary call, whatever the draw order
+    @settings(default_settings(200), derandomize=True)
     @given(scenarios())
     def canary_stays_out_of_the_log(scenario: dict[str, Any]) -> None:
         outcome = run_scenario(scenario)
