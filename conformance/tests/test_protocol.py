@@ -166,3 +166,27 @@ def test_commands_follow_their_schema() -> None:
     for command in (protocol.start_command(), protocol.run_command(0, scenario("x")), protocol.stop_command()):
         assert protocol.schema_errors("command", command) == []
     assert protocol.schema_errors("command", {"cmd": "dance"})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        {"cmd": "start", "version": 1},
+        {"cmd": "start", "version": 0},
+        {"cmd": "start", "version": True},
+        {"cmd": "start"},
+        {"cmd": "run", "seq": 0, "scenario": {"formatVersion": 1, "id": "x"}},
+        {"cmd": "run", "seq": -1, "scenario": {"formatVersion": 1, "id": "x"}},
+        {"cmd": "run", "seq": 1, "scenario": {"id": "x"}},
+        {"cmd": "run", "seq": 1, "scenario": [], "extra": 1},
+        {"cmd": "stop"},
+        {"cmd": "stop", "now": True},
+        {"cmd": "jump"},
+        ["cmd", "stop"],
+    ],
+)
+def test_the_adapter_loop_accepts_exactly_the_schemas_commands(command: object) -> None:
+    """The adapter side checks commands by hand (for speed); it must agree with the JSON Schema."""
+    from toolcontract_conformance.protocol import _is_command, schema_errors
+
+    assert _is_command(command) == (not schema_errors("command", command))

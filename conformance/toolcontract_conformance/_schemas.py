@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = ["load_schema", "schema_errors", "schema_names"]
 
@@ -31,6 +32,9 @@ def load_schema(file_name: str) -> dict[str, Any]:
 
 @cache
 def _validator(file_name: str) -> Draft202012Validator:
+    # imported here: an adapter imports the protocol module and must start fast; only validation needs it
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(load_schema(file_name))
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcontract._fused import NotNormalized, compile_normalizer
+from conftest import call
+from toolcontract import Output, Registry, ToolDefinition
+from toolcontract._fused import FusedNormalization, NotNormalized, compile_normalizer
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, snapshot_json
 from toolcontract.schema import compile_validator, schema_violations
@@ -171,3 +174,35 @@ def test_too_deep_schema_is_not_fused() -> None:
     for _ in range(200):
         schema = {"type": "array", "items": schema}
     assert compile_normalizer(schema) is None
+
+
+def test_normalization_is_generated_once_it_pays_off() -> None:
+    """Small values take the step-by-step path until enough data was seen; a large value generates at once."""
+    schema = {"type": "array", "items": {"type": "integer"}}
+    small = FusedNormalization(schema, threshold=10)
+    for _ in range(4):
+        with pytest.raises(NotNormalized):
+            small([1])
+    assert small([1, 2, 3]) == [1, 2, 3]
+    large = FusedNormalization(schema, threshold=10)
+    assert type(large(list(range(20)))) is FrozenList
+    with pytest.raises(NotNormalized):
+        large(["not an integer"])
+
+
+def test_registry_results_are_the_same_on_both_paths() -> None:
+    """The first calls (step-by-step) and later calls (fused) of one tool give equal frozen values."""
+    registry = Registry()
+    registry.register(
+        ToolDefinition(
+            "t",
+            "",
+            {"type": "object"},
+            Output({"type": "array", "items": {"type": "object", "additionalProperties": True}}, lambda a, v: []),
+            lambda args, run: [{"b": 1, "2": [1.5], "a": None}] * 10,
+        )
+    )
+    results = [call(registry, "t", call_id=f"c{index}") for index in range(12)]
+    values = [result.value for result in results]  # type: ignore[union-attr]
+    assert all(value == values[0] for value in values)
+    assert all(list(value[0]) == ["2", "b", "a"] for value in values)

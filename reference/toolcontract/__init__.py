@@ -28,6 +28,8 @@ from toolcontract.result import (
 )
 from toolcontract.signal import AbortController, AbortSignal
 
+__version__ = "0.1.0"
+
 __all__ = [
     "ABSENT",
     "AbortController",

@@ -24,7 +24,7 @@ from toolcontract.jsonvalue import (
     is_array_index,
 )
 
-__all__ = ["NotNormalized", "compile_normalizer", "run_without_gc"]
+__all__ = ["FusedNormalization", "NotNormalized", "compile_normalizer", "run_without_gc"]
 
 NotNormalized = _Bail
 """Raised by a generated normalizer when the value needs the ordinary (message-producing) path."""
@@ -224,3 +224,35 @@ def _generate(schema: Any) -> Callable[[Any], Any] | None:
 
 
 _MISSING: Final = object()
+
+
+def _declines(value: Any) -> Any:
+    raise _Bail
+
+
+class FusedNormalization:
+    """A tool's fused normalization, generated once the tool has normalized enough data to repay it.
+
+    Generating and compiling the code costs about a millisecond; a tool that only ever sees a few small values
+    (a one-off call, a test scenario) never pays it and keeps the step-by-step path. A large value (a root
+    container of more than ``threshold`` items) pays it at once.
+    """
+
+    __slots__ = ("_normalizer", "_schema", "_seen", "_threshold")
+
+    def __init__(self, schema: Any, threshold: int = 64) -> None:
+        self._schema = schema
+        self._normalizer: Callable[[Any], Any] | None = None
+        self._seen = 0
+        self._threshold = threshold
+
+    def __call__(self, candidate: Any) -> Any:
+        """The normalized value, or :class:`NotNormalized` (not generated yet, or declined)."""
+        normalizer = self._normalizer
+        if normalizer is None:
+            kind = type(candidate)
+            self._seen += 1 + (len(candidate) if kind is list or kind is dict else 0)
+            if self._seen < self._threshold:
+                raise _Bail
+            normalizer = self._normalizer = compile_normalizer(self._schema) or _declines
+        return run_without_gc(normalizer, candidate)

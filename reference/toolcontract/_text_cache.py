@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import NotLosslessJson, canonical_json
 
 __all__ = ["TextKeyedCache"]
@@ -25,7 +26,7 @@ class TextKeyedCache(Generic[_T]):
     def get(self, data: Any, compile_: Callable[[Any], _T], *extra_key: str) -> _T:
         """The compiled form of ``data`` (made with ``compile_(data)`` on first sight)."""
         try:
-            key = canonical_json(data) + "\x00" + "\x00".join(extra_key)
+            key = _text_of(data) + "\x00" + "\x00".join(extra_key)
         except NotLosslessJson:
             return compile_(data)
         try:
@@ -37,3 +38,21 @@ class TextKeyedCache(Generic[_T]):
             self._entries.pop(next(iter(self._entries)))
         self._entries[key] = compiled
         return compiled
+
+
+# Frozen data cannot change, so its text can be remembered by identity (holding the object keeps its id unique).
+_RECENT_TEXTS: dict[int, tuple[Any, str]] = {}
+_RECENT_SIZE = 256
+
+
+def _text_of(data: Any) -> str:
+    if type(data) is not FrozenDict and type(data) is not FrozenList:
+        return canonical_json(data)
+    remembered = _RECENT_TEXTS.get(id(data))
+    if remembered is not None and remembered[0] is data:
+        return remembered[1]
+    text = canonical_json(data)
+    if len(_RECENT_TEXTS) >= _RECENT_SIZE:
+        _RECENT_TEXTS.pop(next(iter(_RECENT_TEXTS)))
+    _RECENT_TEXTS[id(data)] = (data, text)
+    return text

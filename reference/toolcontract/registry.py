@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from toolcontract._fused import NotNormalized, compile_normalizer, run_without_gc
+from toolcontract._fused import FusedNormalization, NotNormalized
 from toolcontract.content import error_content, text_of_block
 from toolcontract.decisions import (
     Accept,
@@ -92,8 +92,8 @@ class _RegisteredTool:
     definition: ToolDefinition
     output: Output
     validator: Validator
-    # the fused snapshot+validate+freeze walk for this schema (None: schema too deep to fuse)
-    normalizer: Callable[[Any], Any] | None
+    # the fused snapshot+validate+freeze walk for this schema, generated once it pays off
+    normalization: FusedNormalization
 
 
 class _CallState:
@@ -233,7 +233,7 @@ class Registry:
             definition,
             Output(schema, output.render, output.presentation_meta),
             compile_validator(schema),
-            compile_normalizer(schema),
+            FusedNormalization(schema),
         )
         self._tools[name] = entry
         try:
@@ -509,11 +509,10 @@ class Registry:
         The fused walk does all three at once for a valid value; anything else takes the step-by-step path,
         which alone produces the contract's messages.
         """
-        if entry.normalizer is not None:
-            try:
-                return run_without_gc(entry.normalizer, candidate)
-            except (NotNormalized, RecursionError):
-                pass
+        try:
+            return entry.normalization(candidate)
+        except (NotNormalized, RecursionError):
+            pass
         name = entry.definition.name
         try:
             value = snapshot_json(candidate)

@@ -29,7 +29,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -60,7 +59,6 @@ from toolcontract.errors import contract_error_name, error_message
 from toolcontract.jsonvalue import thaw
 from toolcontract.mcp import mcp_tool
 from toolcontract.nested import CodeMode, ToolCallError, Tools
-from toolcontract.renderers import FAMILIES
 from toolcontract.schema import compile_value_schema
 from toolcontract.session import SessionLog, replay
 from toolcontract.spill import install_dispatch_log_spill, install_spill
@@ -121,10 +119,9 @@ class ReferenceImplementation:
 
 
 def _version() -> str:
-    try:
-        return metadata.version("toolcontract")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
+    import toolcontract
+
+    return toolcontract.__version__
 
 
 implementation = ReferenceImplementation()
@@ -434,6 +431,8 @@ class _ScenarioRun:
             message = spec["message"]
             return lambda args, value: _raise(RuntimeError(message))
         if kind == "first-party":
+            from toolcontract.renderers import FAMILIES  # the first-party renderers are loaded on first use
+
             return FAMILIES[spec["family"]].render
         raise ValueError(f"unknown renderer kind {kind!r}")
 
