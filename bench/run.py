@@ -147,6 +147,16 @@ def scaling(runs: int) -> list[Row]:
     sizes = sorted(per_node)
     worst = max(per_node[b] / per_node[a] for a, b in itertools.pairwise(sizes))
     rows.append(("ratio worst per-node growth between sizes (target <= 1.1)", worst, "ratio"))
+    # the same growth for C-level copies, to tell the machine's memory hierarchy from the walk's own cost
+    small, large = generate(RECORDS // 10), generate(RECORDS)
+    baselines: list[tuple[str, Callable[[Any], Any]]] = [
+        ("json.loads(json.dumps(v))", lambda v: json.loads(json.dumps(v))),
+        ("copy.deepcopy(v)", copy.deepcopy),
+    ]
+    for label, copy_of in baselines:
+        per_small = median_time(lambda copy_of=copy_of: copy_of(small), 5) / count_nodes(small)
+        per_large = median_time(lambda copy_of=copy_of: copy_of(large), 5) / count_nodes(large)
+        rows.append((f"ratio per-node growth 2,800 → 28,000 records, baseline {label}", per_large / per_small, "ratio"))
 
     deep: Any = "leaf"
     for _ in range(100_000):
