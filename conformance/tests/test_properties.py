@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from broken_implementations import BUGS, Broken, Bug
 from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
 from toolcontract_conformance.adapters.inprocess import InProcess
@@ -33,6 +34,35 @@ from toolcontract_conformance.strategies import (
 )
 
 BUG = {bug.name: bug for bug in BUGS}
+
+WITNESS: dict[str, Any] = {
+    "formatVersion": 1,
+    "id": "witness",
+    "rules": ["R-SNAP-6"],
+    "description": "A value with a dropped canary field and a nested container, null meta, persisted and replayed.",
+    "requires": ["persistence"],
+    "tools": {
+        "t": {
+            "parameters": {},
+            "output": {
+                "schema": {"type": "json"},
+                "render": {"kind": "field", "name": "shown"},
+                "presentationMeta": {"kind": "null"},
+            },
+            "body": {"kind": "return", "value": {"shown": "x", "secret": CANARY, "nested": {"list": [1]}}},
+        }
+    },
+    "hooks": [],
+    "steps": [
+        {"id": "c1", "call": {"name": "t", "arguments": {}}},
+        {"id": "p1", "probe": {"step": "c1", "target": "value", "path": ["nested"]}},
+        {"id": "log", "persist": {"steps": ["c1"]}},
+        {"id": "again", "replay": {"persist": "log"}},
+    ],
+}
+"""One scenario every bug the hunts below look for shows on. Generated scenarios find them too, but which
+draws a derandomized run makes can shift with the process's state, so the hunt always includes this one."""
+HUNTED = st.one_of(st.just(WITNESS), scenarios())
 # A broken implementation must be caught well within this many scenarios; no shrinking, to stay quick.
 HUNT = settings(default_settings(150), phases=(Phase.generate,), derandomize=True)
 
@@ -132,7 +162,7 @@ def test_the_reference_passes_the_state_machine() -> None:
 @pytest.mark.parametrize("name", ["persists-the-value", "null-meta-dropped", "shallow-freeze"])
 def test_the_differential_property_catches_a_broken_implementation(name: str) -> None:
     with pytest.raises(ConformanceFailure) as caught:
-        check_differential(broken(name), settings=HUNT)
+        check_differential(broken(name), settings=HUNT, strategy=HUNTED)
     failure = caught.value
     assert failure.difference is not None
     assert failure.difference.where.startswith("$.steps.")
@@ -149,7 +179,7 @@ def test_the_differential_property_catches_a_broken_implementation(name: str) ->
 )
 def test_the_invariants_catch_a_broken_implementation_without_a_reference(name: str, violation: str) -> None:
     with pytest.raises(ConformanceFailure) as caught:
-        check_invariants(broken(name), settings=HUNT)
+        check_invariants(broken(name), settings=HUNT, strategy=HUNTED)
     assert any(violation in found for found in caught.value.violations), caught.value.violations
 
 
