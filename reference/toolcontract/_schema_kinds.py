@@ -53,7 +53,6 @@ SCALAR_TYPES: Final = ("string", "number", "integer", "boolean", "null")
 RAW_TYPES: Final = ("object", "array", *SCALAR_TYPES)
 
 _copysign = math.copysign
-_LOSSLESS_FAST_DEPTH: Final = 100
 
 
 def is_record(value: object) -> TypeGuard[dict[str, Any]]:
@@ -103,51 +102,11 @@ def matches_scalar_type(type_name: str, value: object) -> bool:
     return value is None
 
 
-class _TooDeep(Exception):
-    """The recursive lossless check went deeper than its bound; the iterative walk takes over."""
-
-
-_TOO_DEEP: Final = _TooDeep()
-
-
-# The loops below are plain for-loops on purpose: faster than all() over a generator on this hot path.
-def _lossless_recursive(value: Any, depth: int) -> bool:
-    kind = type(value)
-    if kind is str or value is None or kind is bool:
-        return True
-    if kind is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[no-any-return]
-    if kind is float:
-        return value - value == 0.0 and (value != 0.0 or _copysign(1.0, value) > 0.0)
-    if kind is dict or kind is FrozenDict:
-        if depth > _LOSSLESS_FAST_DEPTH:
-            raise _TOO_DEEP
-        depth += 1
-        for key, item in value.items():  # noqa: SIM110
-            if type(key) is not str or not _lossless_recursive(item, depth):
-                return False
-        return True
-    if kind is list or kind is FrozenList:
-        if depth > _LOSSLESS_FAST_DEPTH:
-            raise _TOO_DEEP
-        depth += 1
-        for item in value:  # noqa: SIM110
-            if not _lossless_recursive(item, depth):
-                return False
-        return True
-    return False
-
-
 def is_lossless(value: object) -> bool:
     """True when ``value`` is lossless JSON: ``is_lossless_json``'s answer, total and without copying.
 
-    Values nested deeper than a small bound (and cycles, which are infinitely deep) take the iterative walk of
-    :func:`toolcontract.jsonvalue.is_lossless_json`, so depth is bounded by memory, not by recursion.
+    Depth is bounded by memory, not by recursion (see :func:`toolcontract.jsonvalue.is_lossless_json`).
     """
-    try:
-        return _lossless_recursive(value, 0)
-    except (_TooDeep, RecursionError):
-        pass
     try:
         return is_lossless_json(value)
     except RecursionError:

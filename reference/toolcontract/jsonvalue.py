@@ -302,13 +302,40 @@ def iter_rejections(value: Any) -> Iterator[Rejection]:
     yield from rejections
 
 
-def is_lossless_json(value: Any) -> bool:
-    """True when ``value`` is lossless JSON."""
-    try:
-        _fast_copy(value, 0)
+def _fast_check(value: Any, depth: int) -> bool:
+    # The loops are plain for-loops on purpose: faster than all() over a generator on this hot path.
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
         return True
+    if kind is int:
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[no-any-return]
+    if kind is float:
+        return value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0.0)
+    if kind is dict or kind is FrozenDict:
+        if depth > _FAST_DEPTH:
+            raise _BAIL
+        depth += 1
+        for key, item in value.items():  # noqa: SIM110
+            if type(key) is not str or not _fast_check(item, depth):
+                return False
+        return True
+    if kind is list or kind is FrozenList:
+        if depth > _FAST_DEPTH:
+            raise _BAIL
+        depth += 1
+        for item in value:  # noqa: SIM110
+            if not _fast_check(item, depth):
+                return False
+        return True
+    return False
+
+
+def is_lossless_json(value: Any) -> bool:
+    """True when ``value`` is lossless JSON (nothing is copied)."""
+    try:
+        return _fast_check(value, 0)
     except (_Bail, RecursionError):
-        pass
+        pass  # too deep for the recursive check, or a cycle (infinitely deep): the iterative walk decides
     return not _thorough_walk(value, build=False)[1]
 
 
