@@ -316,7 +316,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "aborted-instead-of-aborted-before-dispatch",
         "R-ABORT-1",
-        _wrap_module_function(registry_module, "_aborted_result", _always_aborted),
+        _wrap_module_function(registry_module, "aborted_result", _always_aborted),
     ),
     Bug(
         "accept-contexts-prepended",

@@ -62,7 +62,8 @@ class ToolDefinition:
     present_result: Callable[[JsonValue, Any], Any] | None = None
 
 
-def _is_positive_finite(number: object) -> bool:
+def is_positive_finite(number: object) -> bool:
+    """The contract's timeout check: a finite number greater than zero (``bool`` is not a number)."""
     return type(number) in (int, float) and math.isfinite(number) and number > 0  # type: ignore[arg-type,operator]
 
 
@@ -85,7 +86,7 @@ def define_tool(
     schema outside the DSL or the raw subset. The generated body raises
     :class:`~toolcontract.errors.ToolArgsError` (``INVALID_ARGS``) when the arguments do not match.
     """
-    if timeout_ms is not None and not _is_positive_finite(timeout_ms):
+    if timeout_ms is not None and not is_positive_finite(timeout_ms):
         raise ValueError(f"defineTool({name}): timeoutMs must be a positive finite number")
     raw_parameters = compile_parameters(parameters, "parameters")
     raw_output = compile_value_schema(output.schema, "schema")

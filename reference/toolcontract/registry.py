@@ -7,9 +7,9 @@ normalization → post-execute → finish (materialize, ``finalize_content``) �
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
-import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
@@ -26,12 +26,11 @@ from toolcontract.decisions import (
     PostExecuteDecision,
     PreExecuteDecision,
 )
-from toolcontract.definition import Output, ToolDefinition
+from toolcontract.definition import Output, ToolDefinition, is_positive_finite
 from toolcontract.errors import (
     ABORTED,
     ABORTED_BEFORE_DISPATCH,
     DuplicateToolError,
-    HarnessError,
     ReservedToolNameError,
     ToolNotFoundError,
     ToolOutputError,
@@ -47,6 +46,8 @@ from toolcontract.result import (
     ToolFailure,
     ToolResult,
     ToolSuccess,
+    aborted_result,
+    tool_error_result,
 )
 from toolcontract.schema import Validator, assert_supported_schema, compile_validator
 from toolcontract.signal import fuse_signals
@@ -85,6 +86,7 @@ _RESULT_NOT_LOSSLESS: Final = "tool result must be losslessly JSON-serializable"
 _CONTAINED: Final = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
 _PLAIN_JSON: Final = frozenset({str, int, float, bool, type(None), dict, list})
 _ALLOW: Final = Allow()
+_ACCEPT: Final = Accept()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,15 +127,29 @@ class _CallState:
         return signal is not None and signal.aborted
 
 
+async def _waterfall(
+    hooks: list[Any], invoke: Callable[[Any, Callable[[], Awaitable[Any]]], Any], innermost: Callable[[], Any]
+) -> Any:
+    """Compose hooks outermost first: each gets a ``next`` that runs the ones inside it, and ``innermost`` last.
+
+    A hook that returns without calling ``next`` vetoes everything inside it (digest 6.3). The list is copied,
+    so a hook that registers or disposes hooks affects later calls only.
+    """
+    chain = list(hooks)
+
+    async def step(index: int) -> Any:
+        if index == len(chain):
+            return await _settle(innermost())
+        return await _settle(invoke(chain[index], lambda: step(index + 1)))
+
+    return await step(0)
+
+
 async def _settle(produced: Any) -> Any:
     """Await ``produced`` when it is awaitable (hooks and bodies may be plain or ``async``)."""
     if inspect.isawaitable(produced):
         return await produced
     return produced
-
-
-def _is_positive_finite(number: object) -> bool:
-    return type(number) in (int, float) and math.isfinite(number) and number > 0  # type: ignore[arg-type,operator]
 
 
 def _output_declaration(output: object) -> Output | None:
@@ -150,21 +166,6 @@ def _output_declaration(output: object) -> Output | None:
     if declared.presentation_meta is not None and not callable(declared.presentation_meta):
         return None
     return declared
-
-
-def tool_error_result(thrown: object) -> ToolFailure:
-    """The failure for a raised (or otherwise thrown) value: its message, ``info`` for HarnessErrors only."""
-    message = error_message(thrown)
-    info = None
-    if isinstance(thrown, HarnessError):
-        name, code = thrown.name, thrown.code
-        info = ErrorInfo(name if type(name) is str else str(name), code if type(code) is str else str(code))
-    return ToolFailure(ToolError(message, info), error_content(message))
-
-
-def _aborted_result(code: str, contexts: Any = ABSENT) -> ToolFailure:
-    message = "tool call aborted before dispatch" if code == ABORTED_BEFORE_DISPATCH else "tool call aborted"
-    return ToolFailure(ToolError(message, ErrorInfo("AbortError", code)), error_content(message), ABSENT, contexts)
 
 
 def _concat_contexts(first: Any, second: Any) -> Any:
@@ -216,7 +217,7 @@ class Registry:
             raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentationMeta? }}')
         assert_supported_schema(output.schema)
         timeout_ms = getattr(definition, "timeout_ms", None)
-        if timeout_ms is not None and not _is_positive_finite(timeout_ms):
+        if timeout_ms is not None and not is_positive_finite(timeout_ms):
             raise TypeError(f'tool "{name}" timeoutMs must be a positive finite number')
         if name == RESERVED_NAME:
             raise ReservedToolNameError(
@@ -342,18 +343,14 @@ class Registry:
             outcome = _Final(tool_error_result(TypeError(_ARGUMENTS_NOT_LOSSLESS)))
         else:
             if state.caller_cancelled:
-                outcome = _Final(_aborted_result(ABORTED_BEFORE_DISPATCH))
+                outcome = _Final(aborted_result(ABORTED_BEFORE_DISPATCH))
             else:
                 outcome = await self._dispatch(run, state)
         if isinstance(outcome, _Final):
             candidate = outcome.result
         else:
             candidate = await self._post(run, state, outcome)
-        result = (
-            await self._finish(run, state, candidate)
-            if state.finalizer is not None
-            else self._finish_plain(state, candidate)
-        )
+        result = await self._finish(run, state, candidate)
         run._finished = True
         if self._observers:
             self._notify(run, result)
@@ -361,12 +358,16 @@ class Registry:
 
     async def _dispatch(self, run: ToolExecution, state: _CallState) -> ToolResult | _Final:
         try:
-            decision = await self._pre_execute_decision(run) if self._pre_execute else _ALLOW
+            decision = (
+                await _waterfall(self._pre_execute, lambda listener, nxt: listener(run, nxt), lambda: _ALLOW)
+                if self._pre_execute
+                else _ALLOW
+            )
             approval_cancelled = False
             if isinstance(decision, Ask):
                 decision, approval_cancelled = await self._resolve_ask(run, state, decision)
             if approval_cancelled and state.caller_cancelled:
-                return _aborted_result(ABORTED_BEFORE_DISPATCH)
+                return aborted_result(ABORTED_BEFORE_DISPATCH)
             denial: str | None
             if isinstance(decision, Allow):
                 denial = await self._guard_denial(run) if self._guards else None
@@ -377,22 +378,23 @@ class Registry:
             if denial is not None:
                 return self._materialize(state, ToolFailure(ToolError(denial), error_content(denial)))
             if state.caller_cancelled:
-                return _aborted_result(ABORTED_BEFORE_DISPATCH)
+                return aborted_result(ABORTED_BEFORE_DISPATCH)
         except _CONTAINED:
             raise
         except BaseException as thrown:
             return _Final(tool_error_result(thrown))
         try:
             if self._wrappers:
-                result = await self._around(run, state)
+                result = await _waterfall(
+                    self._wrappers, lambda wrapper, nxt: wrapper(run, nxt), lambda: self._body_stage(run, state)
+                )
             else:
                 result = await self._body_stage(run, state)
             result = self._normalize_dispatch_result(run, state, result)
             deferred = run._deferred
             if deferred:
-                result = self._with_contexts(
-                    state, result, _concat_contexts(list(deferred), result.additional_contexts)
-                )
+                contexts = _concat_contexts(list(deferred), result.additional_contexts)
+                result = self._bound_copy(state, result, additional_contexts=contexts)
             if state.caller_cancelled and not result.is_error:
                 return self._cancellation(state, result)
             return result
@@ -400,19 +402,6 @@ class Registry:
             raise
         except BaseException as thrown:
             return _Final(tool_error_result(thrown))
-
-    async def _pre_execute_decision(self, run: ToolExecution) -> Any:
-        listeners = self._pre_execute
-        if not listeners:
-            return Allow()
-        chain = list(listeners)
-
-        async def step(index: int) -> Any:
-            if index == len(chain):
-                return Allow()
-            return await _settle(chain[index](run, lambda: step(index + 1)))
-
-        return await step(0)
 
     async def _resolve_ask(self, run: ToolExecution, state: _CallState, ask: Ask) -> tuple[PreExecuteDecision, bool]:
         name = run.name
@@ -444,37 +433,22 @@ class Registry:
                 return reason if type(reason) is str else error_message(reason)
         return None
 
-    async def _around(self, run: ToolExecution, state: _CallState) -> Any:
-        wrappers = self._wrappers
-        if not wrappers:
-            return await self._body_stage(run, state)
-        chain = list(wrappers)
-
-        async def step(index: int) -> Any:
-            if index == len(chain):
-                return await self._body_stage(run, state)
-            return await _settle(chain[index](run, lambda: step(index + 1)))
-
-        return await step(0)
-
     async def _body_stage(self, run: ToolExecution, state: _CallState) -> ToolResult:
         wrapper_signal = run.signal
         fused, unlink = fuse_signals(state.caller_signal, wrapper_signal)
         try:
             if fused.aborted:
-                return _aborted_result(ABORTED_BEFORE_DISPATCH)
+                return aborted_result(ABORTED_BEFORE_DISPATCH)
             run._signal = fused
             try:
-                entry = self._tools.get(run.name)
-                if entry is None:
-                    raise ToolNotFoundError(run.name)
+                entry = self._resolve(run.name)
                 state.body_invoked = True
                 produced = entry.definition.execute(run._arguments, run)
                 if type(produced) not in _PLAIN_JSON and inspect.isawaitable(produced):
                     produced = await produced
                 result = self._create_success(run, state, entry, produced)
                 if fused.aborted:
-                    return _aborted_result(ABORTED)
+                    return aborted_result(ABORTED)
                 return result
             except _CONTAINED:
                 raise
@@ -484,6 +458,13 @@ class Registry:
                 run._signal = wrapper_signal
         finally:
             unlink()
+
+    def _resolve(self, name: str) -> _RegisteredTool:
+        """The tool as registered now: a tool disposed during policy is gone (digest 2.7)."""
+        entry = self._tools.get(name)
+        if entry is None:
+            raise ToolNotFoundError(name)
+        return entry
 
     def _create_success(
         self, run: ToolExecution, state: _CallState, entry: _RegisteredTool, candidate: Any
@@ -541,37 +522,33 @@ class Registry:
         if isinstance(result, ToolSuccess | ToolFailure) and state.owns(result):
             return result
         if isinstance(result, ToolFailure):
-            copied = ToolFailure(result.error, result.content, result.meta, result.additional_contexts)
-            state.owned.append(copied)
-            return copied
+            return self._bound_copy(state, result)
         if isinstance(result, ToolSuccess):
-            entry = self._tools.get(run.name)
-            if entry is None:
-                raise ToolNotFoundError(run.name)
+            entry = self._resolve(run.name)
             renormalized: ToolResult = self._create_success(run, state, entry, result.value)
             if result.additional_contexts is not ABSENT:
-                renormalized = self._with_contexts(state, renormalized, result.additional_contexts)
+                renormalized = self._bound_copy(state, renormalized, additional_contexts=result.additional_contexts)
             return renormalized
         raise TypeError(f"tools/execute returned {type(result).__name__}, not a tool result")
 
-    def _with_contexts(self, state: _CallState, result: ToolResult, contexts: Any) -> ToolResult:
-        replaced: ToolResult
-        if isinstance(result, ToolSuccess):
-            replaced = ToolSuccess(result.value, result.content, result.meta, contexts, result.concludes_turn)
-        else:
-            replaced = ToolFailure(result.error, result.content, result.meta, contexts)
-        state.owned.append(replaced)
-        return replaced
+    @staticmethod
+    def _bound_copy(state: _CallState, result: ToolResult, **changes: Any) -> ToolResult:
+        """A copy of ``result`` with some fields replaced, built for (and so trusted by) this call."""
+        copied = dataclasses.replace(result, **changes)
+        state.owned.append(copied)
+        return copied
 
     def _cancellation(self, state: _CallState, result: ToolResult) -> ToolFailure:
         code = ABORTED if state.body_invoked else ABORTED_BEFORE_DISPATCH
-        return _aborted_result(code, result.additional_contexts)
+        return aborted_result(code, result.additional_contexts)
 
     async def _post(self, run: ToolExecution, state: _CallState, result: ToolResult) -> ToolResult:
         try:
             if not self._post_execute:
                 return self._cancellation(state, result) if state.caller_cancelled and not result.is_error else result
-            decision = await self._post_execute_decision(run, result)
+            decision = await _waterfall(
+                self._post_execute, lambda listener, nxt: listener(run, result, nxt), lambda: _ACCEPT
+            )
             updated: ToolResult
             if isinstance(decision, Block):
                 feedback = decision.feedback
@@ -588,19 +565,13 @@ class Registry:
                 if replaces_value:
                     if result.is_error:
                         raise TypeError("tools/post-execute cannot replace the value of a failed result")
-                    entry = self._tools.get(run.name)
-                    if entry is None:
-                        raise ToolNotFoundError(run.name)
+                    entry = self._resolve(run.name)
                     updated = self._create_success(run, state, entry, decision.value)
                     if contexts is not ABSENT:
-                        updated = self._with_contexts(state, updated, contexts)
+                        updated = self._bound_copy(state, updated, additional_contexts=contexts)
                 elif replaces_content or decision.additional_contexts is not ABSENT:
                     content = decision.content if replaces_content else result.content
-                    if isinstance(result, ToolSuccess):
-                        updated = ToolSuccess(result.value, content, result.meta, contexts, result.concludes_turn)
-                    else:
-                        updated = ToolFailure(result.error, content, result.meta, contexts)
-                    state.owned.append(updated)
+                    updated = self._bound_copy(state, result, content=content, additional_contexts=contexts)
                 else:
                     updated = result
             else:
@@ -613,19 +584,6 @@ class Registry:
         except BaseException as thrown:
             return tool_error_result(thrown)
 
-    async def _post_execute_decision(self, run: ToolExecution, result: ToolResult) -> Any:
-        listeners = self._post_execute
-        if not listeners:
-            return Accept()
-        chain = list(listeners)
-
-        async def step(index: int) -> Any:
-            if index == len(chain):
-                return Accept()
-            return await _settle(chain[index](run, result, lambda: step(index + 1)))
-
-        return await step(0)
-
     def _finish_plain(self, state: _CallState, candidate: ToolResult) -> ToolResult:
         """Finish without a finalizer: materialize, or materialize the error that materializing raised."""
         try:
@@ -636,29 +594,15 @@ class Registry:
             return self._materialize(state, tool_error_result(thrown))
 
     async def _finish(self, run: ToolExecution, state: _CallState, candidate: ToolResult) -> ToolResult:
-        try:
-            result = self._materialize(state, candidate)
-        except _CONTAINED:
-            raise
-        except BaseException as thrown:
-            result = self._materialize(state, tool_error_result(thrown))
+        """Materialize, then apply the captured ``finalize_content`` exactly once (digest 6.9, 12.2)."""
+        result = self._finish_plain(state, candidate)
         finalizer = state.finalizer
         if finalizer is None:
             return result
         try:
             replacement = await _settle(finalizer(run, result))
             if replacement is not None:
-                if isinstance(result, ToolSuccess):
-                    changed: ToolResult = ToolSuccess(
-                        result.value,
-                        replacement,
-                        result.meta,
-                        result.additional_contexts,
-                        result.concludes_turn,
-                    )
-                else:
-                    changed = ToolFailure(result.error, replacement, result.meta, result.additional_contexts)
-                result = self._materialize(state, changed)
+                result = self._materialize(state, dataclasses.replace(result, content=replacement))
         except _CONTAINED:
             raise
         except BaseException as thrown:

@@ -7,6 +7,8 @@ import reprlib
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NoReturn, TypeAlias
 
+from toolcontract.content import error_content
+from toolcontract.errors import ABORTED_BEFORE_DISPATCH, HarnessError, error_message
 from toolcontract.jsonvalue import JsonValue
 
 __all__ = [
@@ -18,6 +20,8 @@ __all__ = [
     "ToolFailure",
     "ToolResult",
     "ToolSuccess",
+    "aborted_result",
+    "tool_error_result",
 ]
 
 
@@ -134,6 +138,23 @@ class ToolFailure:
 
 
 ToolResult: TypeAlias = ToolSuccess | ToolFailure
+
+
+def tool_error_result(thrown: object) -> ToolFailure:
+    """The failure for a raised (or otherwise thrown) value: its message, ``info`` for HarnessErrors only,
+    and the content ``Error: <message>`` (digest 4.7, 5.4, 5.5)."""
+    message = error_message(thrown)
+    info = None
+    if isinstance(thrown, HarnessError):
+        name, code = thrown.name, thrown.code
+        info = ErrorInfo(name if type(name) is str else str(name), code if type(code) is str else str(code))
+    return ToolFailure(ToolError(message, info), error_content(message))
+
+
+def aborted_result(code: str, contexts: Any = ABSENT) -> ToolFailure:
+    """The cancellation failure: ``ABORTED_BEFORE_DISPATCH`` or ``ABORTED``, named ``AbortError`` (digest 8.1)."""
+    message = "tool call aborted before dispatch" if code == ABORTED_BEFORE_DISPATCH else "tool call aborted"
+    return ToolFailure(ToolError(message, ErrorInfo("AbortError", code)), error_content(message), ABSENT, contexts)
 
 
 class DispatchToken:

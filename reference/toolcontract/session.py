@@ -12,11 +12,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
-from toolcontract.content import error_content
 from toolcontract.errors import ABORTED_BEFORE_DISPATCH
 from toolcontract.execution import Call
 from toolcontract.jsonvalue import MAX_SAFE_INTEGER, JsonValue, NotLosslessJson, canonical_json, snapshot_json
-from toolcontract.result import ABSENT, ErrorInfo, ToolError, ToolFailure, ToolResult
+from toolcontract.result import ABSENT, ToolFailure, ToolResult, aborted_result
 from toolcontract.signal import AbortSignal
 
 if TYPE_CHECKING:
@@ -593,11 +592,6 @@ def _fresh_message_id(call_id: str) -> str:
     return str(uuid.uuid4())
 
 
-def _not_started() -> ToolFailure:
-    message = "tool call aborted before dispatch"
-    return ToolFailure(ToolError(message, ErrorInfo("AbortError", ABORTED_BEFORE_DISPATCH)), error_content(message))
-
-
 async def run_tool_calls(
     registry: Registry,
     log: SessionLog,
@@ -627,7 +621,7 @@ async def run_tool_calls(
             arguments = parse_model_arguments(call.arguments)
             result = await registry.execute(Call(call.call_id, call.name, arguments, signal=signal, agent=agent))
         else:
-            result = _not_started()
+            result = aborted_result(ABORTED_BEFORE_DISPATCH)
         event = log.append_tool_result(
             turn=turn, step=step, call_id=call.call_id, result=result, message_id=message_id(call.call_id)
         )
