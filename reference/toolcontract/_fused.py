@@ -20,7 +20,7 @@ from toolcontract.jsonvalue import (
     MAX_SAFE_INTEGER,
     _Bail,
     _fast_copy,
-    es_key_order,
+    in_es_order,
     is_array_index,
 )
 
@@ -43,13 +43,6 @@ def run_without_gc(function: Callable[[Any], Any], value: Any) -> Any:
         return function(value)
     finally:
         gc.enable()
-
-
-def _reorder(copy: FrozenDict) -> FrozenDict:
-    keys = list(copy)
-    if any(is_array_index(key) for key in keys if key[:1].isdigit()):
-        return FrozenDict({key: copy[key] for key in es_key_order(keys)})
-    return copy
 
 
 class _Generator:
@@ -213,7 +206,7 @@ def _generate(schema: Any) -> Callable[[Any], Any] | None:
         "copysign": math.copysign,
         "fast_copy": _fast_copy,
         "setitem": dict.__setitem__,
-        "reorder": _reorder,
+        "reorder": in_es_order,
         **generator.constants,
     }
     source = "\n".join(generator.lines)

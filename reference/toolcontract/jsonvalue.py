@@ -99,6 +99,16 @@ def _needs_reorder(keys: Any) -> bool:
     return any(type(key) is str and key and "0" <= key[0] <= "9" and is_array_index(key) for key in keys)
 
 
+def _reordered(mapping: dict[str, Any]) -> FrozenDict:
+    """``mapping`` as a frozen object laid out in ECMAScript key order."""
+    return FrozenDict({key: mapping[key] for key in es_key_order(list(mapping))})
+
+
+def in_es_order(mapping: FrozenDict) -> FrozenDict:
+    """A frozen object in ECMAScript key order: ``mapping`` itself when it already is."""
+    return _reordered(mapping) if _needs_reorder(mapping) else mapping
+
+
 def _scalar_rejection(value: object) -> str | None:
     """The reason kind for a non-container value, or ``None`` when it is an accepted scalar."""
     kind = type(value)
@@ -165,9 +175,7 @@ def _fast_copy(value: Any, depth: int) -> Any:
             if key and "0" <= key[0] <= "9" and is_array_index(key):
                 reorder = True
             copied[key] = _fast_copy(item, depth + 1)
-        if reorder:
-            return FrozenDict({k: copied[k] for k in es_key_order(list(copied))})
-        return FrozenDict(copied)
+        return _reordered(copied) if reorder else FrozenDict(copied)
     if kind is list or kind is FrozenList:
         return FrozenList([_fast_copy(item, depth + 1) for item in value])
     raise _BAIL
@@ -179,7 +187,6 @@ def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
     # A frame is [container, pending (key, child) iterator, built pairs or items, is_dict, current key].
     frames: list[list[Any]] = []
     on_path: set[int] = set()
-    keys_on_path: list[PathElement] = []
 
     def reject(kind: str, extra: PathElement | None = None) -> None:
         path = [frame[4] for frame in frames]
@@ -187,14 +194,10 @@ def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
             path.append(extra)
         rejections.append(Rejection(tuple(path), kind))
 
-    def open_container(value: Any) -> list[Any] | None:
-        kind = type(value)
-        if kind is dict or kind is FrozenDict:
-            if id(value) in on_path:
-                return None
-            on_path.add(id(value))
-            return [value, iter(list(value.items())), [], True, None]
+    def open_container(value: Any) -> list[Any]:
         on_path.add(id(value))
+        if type(value) is dict or type(value) is FrozenDict:
+            return [value, iter(list(value.items())), [], True, None]
         return [value, enumerate(list(value)), [], False, None]
 
     result: Any = None
@@ -209,9 +212,7 @@ def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
                     reject("cycle")
                     produced: Any = None
                 else:
-                    frame = open_container(pending)
-                    assert frame is not None
-                    frames.append(frame)
+                    frames.append(open_container(pending))
                     continue
             else:
                 reason = _scalar_rejection(pending)
@@ -239,16 +240,11 @@ def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
         on_path.discard(id(frame[0]))
         built: Any = None
         if build and not rejections:
-            if frame[3]:
-                pairs = dict(frame[2])
-                built = FrozenDict({k: pairs[k] for k in es_key_order(list(pairs))})
-            else:
-                built = FrozenList([item for _, item in frame[2]])
+            built = _reordered(dict(frame[2])) if frame[3] else FrozenList([item for _, item in frame[2]])
         if not frames:
             result = built
             break
         frames[-1][2].append((frames[-1][4], built))
-    del keys_on_path
     return result, rejections
 
 
@@ -260,10 +256,8 @@ def snapshot_json(value: Any) -> JsonValue:
     """
     try:
         return _fast_copy(value, 0)
-    except _Bail:
-        pass
-    except RecursionError:
-        pass
+    except (_Bail, RecursionError):
+        pass  # too deep for the recursive copy, a cycle, or a rejection: the iterative walk reports it
     copy, rejections = _thorough_walk(value, build=True)
     if rejections:
         raise NotLosslessJson(rejections)
