@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from conftest import call, echo_tool, raw_tool
+from conftest import call, echo_tool, plain, raw_tool
 from toolcontract import Accept, Block, Output, Registry, ToolExecution, ToolFailure, ToolSuccess
-from toolcontract.result import ToolError
+from toolcontract.result import ErrorInfo, ToolError
 
 
 class Explosive:
@@ -162,49 +162,69 @@ def test_renderer_mutating_its_input_is_refused() -> None:
     registry = Registry()
     registry.register(raw_tool("t", lambda a, r: [0], output=Output({}, render)))
     result = call(registry, "t")
-    assert result.error.message.startswith('tool "t" returned invalid output: output.render failed: FrozenList')  # type: ignore[union-attr]
+    assert result.error.message == (  # type: ignore[union-attr]
+        'tool "t" returned invalid output: output.render failed: FrozenList is frozen and cannot be modified'
+    )
+
+
+NOT_JSON = "tool result must be losslessly JSON-serializable"
 
 
 @pytest.mark.parametrize(
-    "returned",
+    ("returned", "message", "info"),
     [
-        lambda: Explosive(),
-        lambda: ToolSuccess(Explosive(), []),
-        lambda: ToolFailure(ToolError("x"), [Explosive()]),
-        lambda: ToolFailure("not an error", []),  # type: ignore[arg-type]
-        lambda: ToolFailure(ToolError(Explosive()), []),  # type: ignore[arg-type]
+        (lambda: Explosive(), "tools/execute returned Explosive, not a tool result", None),
+        (
+            lambda: ToolSuccess(Explosive(), []),
+            'tool "t" returned invalid output: value is not lossless JSON',
+            ErrorInfo("ToolOutputError", "INVALID_TOOL_OUTPUT"),
+        ),
+        (lambda: ToolFailure(ToolError("x"), [Explosive()]), NOT_JSON, None),
+        (lambda: ToolFailure("not an error", []), NOT_JSON, None),  # type: ignore[arg-type]
+        (lambda: ToolFailure(ToolError(Explosive()), []), NOT_JSON, None),  # type: ignore[arg-type]
     ],
     ids=["object", "success-bad-value", "failure-bad-content", "failure-bad-error", "failure-bad-message"],
 )
-def test_wrappers_returning_foreign_or_broken_results(returned: Any) -> None:
+def test_wrappers_returning_foreign_or_broken_results(returned: Any, message: str, info: ErrorInfo | None) -> None:
+    """digest 7.3 / 7.4 / 5.3: a foreign success is re-normalized, a foreign failure is materialized; either
+    failing is a typed failure with the boundary's exact message."""
     registry = Registry()
     registry.register(raw_tool("t", lambda a, r: 1))
     registry.on_execute(lambda run, nxt: returned())
     result = call(registry, "t")
     assert isinstance(result, ToolFailure)
-    assert isinstance(result.error.message, str)
+    assert result.error == ToolError(message, info)
+    assert plain(result.content) == [{"type": "text", "text": "Error: " + message}]
 
 
 @pytest.mark.parametrize(
-    "decision",
+    ("decision", "message"),
     [
-        lambda: Accept(content=[Explosive()]),
-        lambda: Accept(value=Explosive()),
-        lambda: Block(Explosive()),
-        lambda: Block([Explosive()]),
-        lambda: Explosive(),
+        (lambda: Accept(content=[Explosive()]), NOT_JSON),
+        (lambda: Accept(value=Explosive()), 'tool "t" returned invalid output: value is not lossless JSON'),
+        (lambda: Block(Explosive()), "tools/post-execute block feedback must be a list of content blocks"),
+        (lambda: Block([Explosive()]), NOT_JSON),
     ],
-    ids=["content", "value", "block-object", "block-list", "decision-object"],
+    ids=["content", "value", "block-object", "block-list"],
 )
-def test_hostile_post_decisions(decision: Any) -> None:
+def test_hostile_post_decisions(decision: Any, message: str) -> None:
+    """digest 6.8 / 6.9: each becomes a failure with the message of the step that refused it."""
+    made = decision()
     registry = Registry()
     registry.register(raw_tool("t", lambda a, r: 1))
-    made = decision()
     registry.on_post_execute(lambda run, result, nxt: made)
     result = call(registry, "t")
-    assert isinstance(result, ToolFailure | ToolSuccess)
-    if not isinstance(made, Explosive):
-        assert result.is_error
+    assert isinstance(result, ToolFailure)
+    assert result.error.message == message
+
+
+def test_a_post_decision_of_no_known_kind_is_a_plain_accept() -> None:
+    """digest 6.8 step 1 ("any other kind falls through to accept"): even a hostile object."""
+    registry = Registry()
+    registry.register(raw_tool("t", lambda a, r: 1))
+    registry.on_post_execute(lambda run, result, nxt: Explosive())
+    result = call(registry, "t")
+    assert isinstance(result, ToolSuccess) and result.value == 1
 
 
 def test_hostile_hook_objects() -> None:

@@ -336,6 +336,9 @@ def test_register_mcp_tools_with_a_prefix_and_one_disposer() -> None:
 def test_register_mcp_tools_rolls_back_on_a_duplicate() -> None:
     registry = Registry()
     server = Server()
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(ValueError) as caught:
         register_mcp_tools(registry, [{"name": "a"}, {"name": "a"}], server)
+    assert str(caught.value) == (
+        'tool "a" is already registered (for a per-agent variant, register through that agent\'s `agent.ctx` instead)'
+    )
     assert not registry.has("a")

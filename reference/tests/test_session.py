@@ -26,8 +26,8 @@ from toolcontract import (
     ToolFailure,
     ToolSuccess,
     canonical_json,
-    define_tool,
 )
+from toolcontract.demo import word_count_registry
 from toolcontract.jsonvalue import MAX_SAFE_INTEGER
 from toolcontract.result import ErrorInfo, ToolError
 from toolcontract.session import (
@@ -809,29 +809,14 @@ def test_replay_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_define_tool_demo_round_trip(tmp_path: Path) -> None:
-    """A define_tool with a closed object value: the log holds the content, never the value's fields."""
-    registry = Registry()
-    registry.register(
-        define_tool(
-            name="word_count",
-            description="Count words.",
-            parameters={"text": {"type": "string", "required": True}},
-            output=Output(
-                schema={
-                    "type": "object",
-                    "additionalProperties": False,
-                    "properties": {"words": {"type": "integer", "required": True}},
-                },
-                render=lambda args, value: [{"type": "text", "text": f"{value['words']} words"}],
-            ),
-            execute=lambda args, run: {"words": len(args["text"].split())},
-        )
-    )
+    """The demo's tool (a closed object value): the log holds the content, never the value's fields."""
     path = tmp_path / "s.jsonl"
-    outcome, _ = run_step(registry, path, [model_call("c1", "word_count", '{"text":"a b c"}')])
-    assert outcome.results[0].value == {"words": 3}  # type: ignore[union-attr]
+    outcome, _ = run_step(word_count_registry(), path, [model_call("c1", "word_count", '{"text":"a bb c"}')])
+    assert outcome.results[0].value == {"words": 3, "longest": "bb"}  # type: ignore[union-attr]
     assert b'"words"' not in path.read_bytes()
-    assert plain(replay(path).messages[0]["content"][0]["content"]) == [{"type": "text", "text": "3 words"}]
+    assert plain(replay(path).messages[0]["content"][0]["content"]) == [
+        {"type": "text", "text": "3 words; longest: bb"}
+    ]
 
 
 def test_absent_and_none_differ() -> None:
