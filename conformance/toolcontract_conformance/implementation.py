@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["Errored", "Implementation", "ImplementationInfo", "Outcome", "Ran", "Skipped"]
+__all__ = ["Errored", "Implementation", "ImplementationInfo", "Outcome", "Ran", "Skipped", "checked_outcome"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +42,34 @@ class Errored:
 
     context: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def raised(cls, error: BaseException) -> Errored:
+        """The outcome of a run that raised ``error``: its type, message and traceback."""
+        try:
+            text = str(error)
+        except Exception:
+            text = "<unprintable exception>"
+        return cls(
+            {
+                "kind": "raised",
+                "message": f"{type(error).__name__}: {text}",
+                "traceback": "".join(traceback.format_exception(error)),
+            }
+        )
+
 
 Outcome: TypeAlias = Ran | Skipped | Errored
+
+
+def checked_outcome(outcome: object) -> Outcome:
+    """``outcome`` when it is a well-formed outcome; otherwise an :class:`Errored` saying what came back."""
+    if isinstance(outcome, Ran):
+        if not isinstance(outcome.transcript, str):
+            return Errored({"kind": "invalid-outcome", "message": "Ran.transcript is not a str"})
+        return outcome
+    if isinstance(outcome, Skipped | Errored):
+        return outcome
+    return Errored({"kind": "invalid-outcome", "message": f"run returned {type(outcome).__name__}, not an outcome"})
 
 
 @runtime_checkable

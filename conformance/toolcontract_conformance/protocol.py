@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import traceback
 from collections.abc import Mapping
 from typing import IO, Any, Literal, TypeAlias
 
@@ -34,6 +33,7 @@ from toolcontract_conformance.implementation import (
     Outcome,
     Ran,
     Skipped,
+    checked_outcome,
 )
 
 __all__ = [
@@ -313,12 +313,5 @@ def _run_guarded(implementation: Implementation, seq: int, scenario: dict[str, A
         with contextlib.redirect_stdout(sys.stderr):
             outcome = implementation.run(seq, scenario)
     except Exception as error:
-        return Errored(
-            {
-                "message": f"{type(error).__name__}: {error}",
-                "traceback": traceback.format_exc(),
-            }
-        )
-    if not isinstance(outcome, Ran | Skipped | Errored):
-        return Errored({"message": f"run returned {type(outcome).__name__}, not an outcome"})
-    return outcome
+        return Errored.raised(error)
+    return checked_outcome(outcome)

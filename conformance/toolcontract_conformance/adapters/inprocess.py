@@ -14,11 +14,10 @@ from toolcontract_conformance.implementation import (
     Implementation,
     ImplementationInfo,
     Outcome,
-    Ran,
-    Skipped,
+    checked_outcome,
 )
 
-__all__ = ["InProcess", "error_context", "resolve"]
+__all__ = ["InProcess", "resolve"]
 
 
 def resolve(target: str) -> Implementation:
@@ -53,15 +52,6 @@ def resolve(target: str) -> Implementation:
     if not isinstance(found, Implementation):
         raise CannotStart(f"{target!r} is a {type(found).__name__}, not an implementation (start, run, stop)")
     return found
-
-
-def error_context(error: BaseException) -> dict[str, Any]:
-    """The ``context`` of the errored outcome that an exception raised by an implementation becomes."""
-    return {
-        "kind": "raised",
-        "message": f"{type(error).__name__}: {error}",
-        "traceback": "".join(traceback.format_exception(error)),
-    }
 
 
 class InProcess:
@@ -103,9 +93,9 @@ class InProcess:
             return Errored({"kind": "not-started", "message": "run before start"})
         if self.timeout is None:
             try:
-                return _checked(implementation.run(seq, scenario))
+                return checked_outcome(implementation.run(seq, scenario))
             except Exception as error:
-                return Errored(error_context(error))
+                return Errored.raised(error)
         return self._run_with_timeout(implementation, seq, scenario, self.timeout)
 
     def stop(self) -> None:
@@ -124,9 +114,9 @@ class InProcess:
 
         def work() -> None:
             try:
-                answers.append(_checked(implementation.run(seq, scenario)))
+                answers.append(checked_outcome(implementation.run(seq, scenario)))
             except Exception as error:
-                answers.append(Errored(error_context(error)))
+                answers.append(Errored.raised(error))
 
         worker = threading.Thread(target=work, name=f"toolcontract-scenario-{seq}", daemon=True)
         worker.start()
@@ -134,13 +124,3 @@ class InProcess:
         if worker.is_alive() or not answers:
             return Errored(TimedOut(f"run seq {seq}", timeout).context())
         return answers[0]
-
-
-def _checked(outcome: object) -> Outcome:
-    if isinstance(outcome, Ran):
-        if not isinstance(outcome.transcript, str):
-            return Errored({"kind": "invalid-outcome", "message": "Ran.transcript is not a str"})
-        return outcome
-    if isinstance(outcome, Skipped | Errored):
-        return outcome
-    return Errored({"kind": "invalid-outcome", "message": f"run returned {type(outcome).__name__}"})

@@ -24,7 +24,6 @@ import asyncio
 import logging
 import re
 import tempfile
-import traceback
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
@@ -107,12 +106,7 @@ class ReferenceImplementation:
         try:
             return run_scenario(scenario)
         except Exception as error:
-            return Errored(
-                {
-                    "message": f"{type(error).__name__}: {error_message(error)}",
-                    "traceback": traceback.format_exc(),
-                }
-            )
+            return Errored.raised(error)
 
     def stop(self) -> None:
         """Nothing to stop."""
