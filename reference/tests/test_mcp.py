@@ -342,3 +342,12 @@ def test_register_mcp_tools_rolls_back_on_a_duplicate() -> None:
         'tool "a" is already registered (for a per-agent variant, register through that agent\'s `agent.ctx` instead)'
     )
     assert not registry.has("a")
+
+
+def test_a_non_json_block_type_is_the_registrys_lossless_failure() -> None:
+    """digest 11.1 / 3.7: blocks are kept as received, so a non-JSON one fails the value snapshot, not the bridge."""
+    server = Server(calc={"content": [{"type": float("nan"), "data": "x"}]})
+    registry = Registry()
+    registry.register(mcp_tool({"name": "calc"}, server))
+    result = execute(registry, "calc")
+    assert result.error.message == 'tool "calc" returned invalid output: value is not lossless JSON'  # type: ignore[union-attr]

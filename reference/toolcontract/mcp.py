@@ -194,12 +194,12 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, name: str | None = N
 
     def _prepare(run: ToolExecution, value: dict[str, Any]) -> None:
         try:
+            parts, images = _project(value["content"])
+            if not images:
+                return  # nothing to enrich: no copy of the value is kept
             value_text = canonical_json(snapshot_json(value))
         except NotLosslessJson:
             return  # the registry rejects this value; nothing to enrich
-        parts, images = _project(value["content"])
-        if not images:
-            return
         blocks = [{"type": "text", "text": "\n".join(parts)}] if parts else []
         prepared[run.token] = _Prepared(value_text, blocks + images)
 
