@@ -26,6 +26,7 @@ __all__ = [
     "es_key_order",
     "format_number",
     "freeze",
+    "in_es_order",
     "is_array_index",
     "is_lossless_json",
     "iter_rejections",
