@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "venv"
@@ -9,6 +13,11 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["conformance", "tests", "lint", "typecheck"]
 
 PACKAGES = ["reference/toolcontract", "conformance/toolcontract_conformance"]
+
+#: The original TypeScript implementation under test: its folder, adapter command and oldest supported Node.
+UPSTREAM = Path("implementations/typescript-dsh-tools")
+UPSTREAM_ADAPTER = f"node {UPSTREAM / 'adapter.mjs'}"
+NODE_MAJOR = 20
 
 
 @nox.session
@@ -51,7 +60,6 @@ def bench(session: nox.Session) -> None:
 def conformance(session: nox.Session) -> None:
     """Check the bundled reference in-process and as a subprocess, print both tables, and compare the runs."""
     import json
-    from pathlib import Path
 
     session.install("-e", ".")
     reports = Path(session.create_tmp())
@@ -85,3 +93,43 @@ def docs(session: nox.Session) -> None:
     """Check the docs against the code: every rule exercised, every cited test and path present."""
     session.install("-e", ".")
     session.run("python", "tools/check_docs.py")
+
+
+def _node_modules(session: nox.Session) -> None:
+    """Make sure a Node >= NODE_MAJOR is on PATH and the upstream folder's packages match its lock file."""
+    node = shutil.which("node")
+    if node is None:
+        session.error(
+            f"node is not installed: install Node.js {NODE_MAJOR} or newer (Debian: apt-get install nodejs npm)"
+        )
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    major = version.lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < NODE_MAJOR:
+        session.error(f"node {version or '(unknown version)'} is too old: install Node.js {NODE_MAJOR} or newer")
+    lock, installed = UPSTREAM / "package-lock.json", UPSTREAM / "node_modules" / ".package-lock.json"
+    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
+        session.log(f"{UPSTREAM}/node_modules is current")
+        return
+    if shutil.which("npm") is None:
+        session.error("npm is not installed: install npm (Debian: apt-get install npm)")
+    session.run("npm", "ci", "--no-audit", "--no-fund", external=True, cwd=str(UPSTREAM))
+
+
+@nox.session
+def upstream(session: nox.Session) -> None:
+    """Check the original TypeScript implementation through its adapter, against its strict baseline."""
+    _node_modules(session)
+    session.install("-e", ".")
+    reports = Path(session.create_tmp())
+    session.run(
+        "toolcontract",
+        "check",
+        "--impl-cmd",
+        UPSTREAM_ADAPTER,
+        "--validate-protocol",
+        "--baseline",
+        str(UPSTREAM / "baseline.json"),
+        "--report",
+        str(reports / "upstream.html"),
+        *session.posargs,
+    )
