@@ -73,9 +73,13 @@ def test_ignored_paths_do_not_count() -> None:
 
 
 def test_long_strings_show_where_they_part() -> None:
-    [first] = diff('{"t":"' + "a" * 500 + 'X"}', '{"t":"' + "a" * 500 + 'Y"}')
-    assert "character 500" in first.detail and "X" in first.detail
-    assert first.expected is not None and first.expected.endswith("characters)")
+    [first] = diff('{"t":"' + "a" * 5000 + 'X"}', '{"t":"' + "a" * 5000 + 'Y"}')
+    assert "character 5000" in first.detail and "X" in first.detail
+    assert first.expected == '"' + "a" * 5000 + 'X"'  # kept whole
+    shown = str(first)
+    assert '  expected: …' + "a" * 80 + 'X" (characters 4921–5003 of 5003)\n' in shown
+    assert shown.endswith('  actual:   …' + "a" * 80 + 'Y" (characters 4921–5003 of 5003)')
+    assert len(shown) < 500
 
 
 @pytest.mark.parametrize(

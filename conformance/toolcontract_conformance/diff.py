@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, Literal, TypeAlias
 
+from toolcontract_conformance.display import excerpts, visible
+
 __all__ = [
     "Difference",
     "DifferenceKind",
@@ -38,8 +40,9 @@ _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 class Difference:
     """One place where the actual transcript differs from the expected one.
 
-    ``expected`` and ``actual`` are JSON texts (shortened when long), ``None`` when that side has nothing
-    there. ``detail`` says more when the texts alone do not (where two strings part, a key order, ...).
+    ``expected`` and ``actual`` are JSON texts, whole (only a transcript that is not JSON is shortened),
+    ``None`` when that side has nothing there. ``detail`` says more when the texts alone do not (where two
+    strings part, a key order, ...). Its text form shows long texts around where they first differ.
     """
 
     path: Path
@@ -54,10 +57,11 @@ class Difference:
         return format_path(self.path)
 
     def __str__(self) -> str:
+        expected, actual = excerpts(self.expected, self.actual)
         lines = [f"{self.where}: {self.kind}" + (f" ({self.detail})" if self.detail else "")]
-        lines.append(f"  expected: {'<nothing>' if self.expected is None else self.expected}")
-        lines.append(f"  actual:   {'<nothing>' if self.actual is None else self.actual}")
-        return "\n".join(lines)
+        lines.append(f"  expected: {'<nothing>' if expected is None else expected}")
+        lines.append(f"  actual:   {'<nothing>' if actual is None else actual}")
+        return visible("\n".join(lines))
 
 
 def format_path(path: Path) -> str:
@@ -255,7 +259,7 @@ def _dump(value: Any) -> str:
 
 
 def _show(value: Any) -> str:
-    return _excerpt(_dump(value))
+    return _dump(value)
 
 
 def _excerpt(text: str) -> str:

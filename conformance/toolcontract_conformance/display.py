@@ -1,0 +1,86 @@
+"""How the kit shows text to a person: lone surrogates as visible escapes, and long texts where they part.
+
+The contract allows any string, a lone surrogate (``"\\ud800"``) included, and no UTF-8 output can carry one
+as it is. :func:`visible` writes each as its JSON escape, which is also what makes a JSON text printable, so
+every output of the kit (terminal, JSON, Markdown, HTML) passes through it last. :func:`excerpts` cuts two
+long texts down to the region around their first differing character, with the offsets of what it kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["CONTEXT", "Excerpt", "excerpts", "first_difference", "visible"]
+
+#: Characters shown on either side of the first differing character.
+CONTEXT = 80
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each surrogate code point written as ``\\udXXX``: the JSON escape, printable in UTF-8.
+
+    In a JSON text this is the escape JSON itself uses (a raw surrogate can only stand inside a string
+    literal there), so the result parses back to the same string.
+    """
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def first_difference(left: str, right: str) -> int:
+    """The index of the first character where ``left`` and ``right`` differ (the shorter length if one is a
+    prefix of the other)."""
+    for index, (a, b) in enumerate(zip(left, right, strict=False)):
+        if a != b:
+            return index
+    return min(len(left), len(right))
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """The part ``text[start:end]`` of a text ``length`` characters long, already :func:`visible`."""
+
+    text: str
+    start: int
+    end: int
+    length: int
+
+    @property
+    def whole(self) -> bool:
+        """True when nothing was cut."""
+        return self.start == 0 and self.end == self.length
+
+    @property
+    def marked(self) -> str:
+        """The text with ``…`` where something was cut."""
+        return ("…" if self.start > 0 else "") + self.text + ("…" if self.end < self.length else "")
+
+    @property
+    def offsets(self) -> str:
+        """Where the excerpt lies, ``characters 4920–5080 of 10002`` (empty when whole)."""
+        return "" if self.whole else f"characters {self.start}–{self.end} of {self.length}"
+
+    def __str__(self) -> str:
+        return self.marked + (f" ({self.offsets})" if not self.whole else "")
+
+
+def _cut(text: str, at: int, context: int) -> Excerpt:
+    if len(text) <= 2 * context + 40:
+        return Excerpt(visible(text), 0, len(text), len(text))
+    start = max(0, min(at, len(text)) - context)
+    end = min(len(text), start + 2 * context)
+    return Excerpt(visible(text[start:end]), start, end, len(text))
+
+
+def excerpts(expected: str | None, actual: str | None, context: int = CONTEXT) -> tuple[Excerpt | None, Excerpt | None]:
+    """Both texts cut to ``context`` characters either side of where they first differ (whole when short).
+
+    Both are cut at the same offsets, so the differing character stands at the same place in each; a
+    missing side stays ``None``.
+    """
+    at = first_difference(expected, actual) if expected is not None and actual is not None else 0
+    return (
+        None if expected is None else _cut(expected, at, context),
+        None if actual is None else _cut(actual, at, context),
+    )
