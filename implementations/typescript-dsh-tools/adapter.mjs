@@ -1,0 +1,1161 @@
+// The toolcontract adapter of the original TypeScript tool registry (`@deepseek-ai/dsh-tools` and its peers).
+//
+// It speaks the kit's NDJSON adapter protocol, version 1 (docs/protocol.md, "Adapter protocol"), and runs each
+// scenario against a fresh cordis Context holding the original's real services, in the order a scenario reads:
+//
+// 1. Applicability: a capability this adapter lacks, or an exotic value JavaScript cannot express, is `skipped`.
+// 2. Fixture tools, built from the behaviour catalogue and registered through `ctx.tools.register` (a `defineTool`
+//    definition for DSL parameters, a raw definition otherwise); MCP fixtures through the original's MCP bridge.
+// 3. Hooks: one pass-through instrumentation hook per stage first (outermost), counting each call's phases; then
+//    the scenario's hooks in list order, each applying only to the calls its `steps` filter names.
+// 4. Steps: direct calls through `ctx.tools.execute`, freeze probes, persist and replay through a real
+//    `@deepseek-ai/dsh-session` Session, and `schemas`.
+// 5. The transcript, built in the format's key order and written with `JSON.stringify`.
+//
+// Standard output carries protocol lines only: everything else the process prints goes to standard error.
+
+import { createInterface } from 'node:readline'
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const protocolWrite = process.stdout.write.bind(process.stdout)
+process.stdout.write = process.stderr.write.bind(process.stderr)
+for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir']) {
+  console[method] = (...args) => { process.stderr.write(`${args.map(String).join(' ')}\n`) }
+}
+
+// The original's MCP bridge uses `Promise.withResolvers` (ES2024, Node 22); this adapter also runs on Node 20.
+if (typeof Promise.withResolvers !== 'function') {
+  Object.defineProperty(Promise, 'withResolvers', {
+    configurable: true,
+    writable: true,
+    value: function withResolvers() {
+      let resolve
+      let reject
+      const promise = new this((res, rej) => { resolve = res; reject = rej })
+      return { promise, resolve, reject }
+    },
+  })
+}
+
+const { Context, Service } = await import('@deepseek-ai/cordis')
+const { default: SystemPrompt } = await import('@deepseek-ai/dsh-system-prompt')
+const { default: ToolRuntime, defineTool, valueSchemaSpecToJsonSchema } = await import('@deepseek-ai/dsh-tools')
+const { HarnessError, createToolResultMessage } = await import('@deepseek-ai/dsh-llm')
+const { Session, SessionId } = await import('@deepseek-ai/dsh-session')
+const { CodeRuntime } = await import('@deepseek-ai/dsh-code-runtime')
+const { SpillStore, SpillLocator } = await import('@deepseek-ai/dsh-spill')
+const SpillPolicy = await import('@deepseek-ai/dsh-spill-policy')
+const TimeoutPolicy = await import('@deepseek-ai/dsh-tool-call-timeout-policy')
+const McpClient = await import('@deepseek-ai/dsh-mcp-client')
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const PROTOCOL_VERSION = 1
+const FORMAT_VERSION = 1
+
+/** The first-party renderers, when the module that builds them from the original's tools loads. */
+const firstParty = await import('./first-party.mjs').catch((error) => {
+  process.stderr.write(`first-party renderers unavailable: ${error?.stack ?? error}\n`)
+  return undefined
+})
+
+const CAPABILITIES = [
+  'guards',
+  'wrappers',
+  'post-execute',
+  'finalize-content',
+  'approval',
+  'cancellation',
+  'persistence',
+  'nested',
+  'mcp',
+  'spill',
+  'schemas',
+  'timeout',
+  ...firstParty?.firstPartyRenderer !== undefined ? ['first-party-renderers'] : [],
+]
+
+function packageVersion(name) {
+  const manifest = JSON.parse(readFileSync(join(HERE, 'node_modules', ...name.split('/'), 'package.json'), 'utf8'))
+  return manifest.version
+}
+
+const IMPLEMENTATION = {
+  name: '@deepseek-ai/dsh-tools',
+  language: 'javascript',
+  version: packageVersion('@deepseek-ai/dsh-tools'),
+  capabilities: CAPABILITIES,
+  homepage: 'https://github.com/deepseek-ai/deepseek-harness',
+  issues: 'https://github.com/deepseek-ai/deepseek-harness/issues',
+}
+
+// --- the protocol loop -----------------------------------------------------------------------------
+
+function reply(message) {
+  protocolWrite(`${JSON.stringify(message)}\n`)
+}
+
+function erroredContext(error) {
+  if (error instanceof Error) return { message: error.message, stack: error.stack ?? String(error) }
+  return { message: describeThrown(error), stack: '' }
+}
+
+async function answerRun(seq, scenario) {
+  try {
+    const outcome = await runScenario(scenario)
+    if (outcome.skipped !== undefined) return { seq, skipped: true, message: outcome.skipped }
+    return { seq, transcript: outcome.transcript }
+  } catch (error) {
+    return { seq, errored: true, context: erroredContext(error) }
+  }
+}
+
+
+// --- exotic values ---------------------------------------------------------------------------------
+
+/** The exotic kinds JavaScript has no value for (docs/protocol.md, "Exotic values"). */
+const JS_INEXPRESSIBLE = new Set(['unsafe-integer', 'non-string-key', 'bytes', 'tuple', 'set'])
+
+/** The first kind, in document order, that JavaScript cannot express; `undefined` when there is none. */
+function firstInexpressible(document) {
+  const stack = [document]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (Array.isArray(node)) {
+      for (let index = node.length - 1; index >= 0; index -= 1) stack.push(node[index])
+    } else if (node !== null && typeof node === 'object') {
+      if (Object.hasOwn(node, '$exotic')) {
+        if (JS_INEXPRESSIBLE.has(node.$exotic)) return node.$exotic
+        continue
+      }
+      const values = Object.values(node)
+      for (let index = values.length - 1; index >= 0; index -= 1) stack.push(values[index])
+    }
+  }
+  return undefined
+}
+
+class OpaqueObject {}
+class DictSubclass {}
+class ListSubclass extends Array {}
+
+function exoticValue(tag) {
+  switch (tag.$exotic) {
+    case 'nan': return Number.NaN
+    case 'infinity': return Number.POSITIVE_INFINITY
+    case 'negative-infinity': return Number.NEGATIVE_INFINITY
+    case 'negative-zero': return -0
+    case 'cycle': {
+      const cycle = []
+      cycle.push(cycle)
+      return cycle
+    }
+    case 'opaque-object': return new OpaqueObject()
+    case 'function': return function exoticFunction() {}
+    case 'lone-surrogate': return '\ud800'
+    case 'undefined': return undefined
+    case 'bigint': return 10n
+    // eslint-disable-next-line no-sparse-arrays
+    case 'sparse-array': return [1, , 3]
+    case 'symbol-key': return { a: 1, [Symbol('key')]: 1 }
+    case 'throwing-getter': {
+      const message = tag.message ?? 'throwing getter'
+      return Object.defineProperty({}, 'x', {
+        enumerable: true,
+        get() { throw new Error(message) },
+      })
+    }
+    case 'dict-subclass': return Object.assign(new DictSubclass(), { a: 1 })
+    case 'list-subclass': return ListSubclass.of(1, 2)
+    default: throw new Error(`not expressible: ${tag.$exotic}`)
+  }
+}
+
+/** `value` with every exotic tag replaced by a fresh native value (a fresh copy of the document). */
+function materialize(value) {
+  if (Array.isArray(value)) return value.map(materialize)
+  if (value !== null && typeof value === 'object') {
+    if (Object.hasOwn(value, '$exotic')) return exoticValue(value)
+    const copy = {}
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(copy, key, { value: materialize(item), enumerable: true, writable: true, configurable: true })
+    }
+    return copy
+  }
+  return value
+}
+
+// --- what the transcript reports -------------------------------------------------------------------
+
+/** The original's message extraction for a thrown value (index.ts `errorMessage`), for the adapter's own use. */
+function describeThrown(error) {
+  try {
+    if (error instanceof Error) return error.message
+    if (typeof error === 'object' && error !== null && typeof error.message === 'string') return error.message
+    return String(error)
+  } catch {
+    return '<unprintable thrown value>'
+  }
+}
+
+/** A scenario's additional context `{id, text}` as the registry's context message (a user-role message). */
+function contextMessage(context) {
+  return { role: 'user', content: [{ type: 'text', text: context.text }], id: context.id }
+}
+
+function contextMessages(action) {
+  return (action.additionalContexts ?? []).map(contextMessage)
+}
+
+/** A context reported back: `{id, text}` for a scenario's own, `{source, content}` for one the original made. */
+function contextReport(message) {
+  if (message !== null && typeof message === 'object' && !Array.isArray(message)) {
+    const keys = Object.keys(message)
+    if (keys.length === 3 && ['role', 'content', 'id'].every(key => keys.includes(key))
+      && Array.isArray(message.content) && message.content.length === 1
+      && message.content[0] !== null && typeof message.content[0] === 'object') {
+      return { id: message.id, text: message.content[0].text }
+    }
+    return { source: message.source, content: message.content }
+  }
+  return { source: undefined, content: message }
+}
+
+/** A result in the transcript's key order: isError, value | error, content, meta?, contexts?, concludesTurn? */
+function resultReport(result) {
+  const report = { isError: result.isError }
+  if (result.isError) {
+    const error = { message: result.error.message }
+    if (result.error.info !== undefined) error.info = { name: result.error.info.name, code: result.error.info.code }
+    report.error = error
+  } else {
+    report.value = result.value
+  }
+  report.content = result.content
+  if (result.meta !== undefined) report.meta = result.meta
+  if (result.additionalContexts !== undefined) report.additionalContexts = result.additionalContexts.map(contextReport)
+  if (result.concludesTurn === true) report.concludesTurn = true
+  return report
+}
+
+/** The contract's name of an error: a coded error's own, `TypeError`, or `Error` for anything else. */
+function contractErrorName(error) {
+  if (error instanceof HarnessError) return error.name
+  if (error instanceof TypeError) return 'TypeError'
+  return 'Error'
+}
+
+function registrationErrorReport(error) {
+  const report = { name: contractErrorName(error) }
+  if (error instanceof HarnessError) report.code = error.code
+  report.message = describeThrown(error)
+  return report
+}
+
+function newPhases() {
+  return { pre: 0, guard: 0, execute: 0, body: 0, post: 0, finalize: 0, observed: 0 }
+}
+
+function phasesReport(phases, withFinalize) {
+  const report = { pre: phases.pre, guard: phases.guard, execute: phases.execute, body: phases.body, post: phases.post }
+  if (withFinalize) report.finalize = phases.finalize
+  report.observed = phases.observed
+  return report
+}
+
+// --- small helpers ---------------------------------------------------------------------------------
+
+const MISSING = Symbol('missing')
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/
+const NESTED_CALL_ID = /^(?<outer>.+):code:[0-9]+$/
+
+function isRecord(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function text(value) {
+  return { type: 'text', text: value }
+}
+
+function asText(value) {
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** A child on a probe path or a `field` renderer: an own key of an object, an index of an array. */
+function child(node, element) {
+  if (Array.isArray(node)) {
+    return Number.isInteger(element) && element >= 0 && element < node.length ? node[element] : MISSING
+  }
+  if (isRecord(node) && typeof element === 'string' && Object.hasOwn(node, element)) return node[element]
+  return MISSING
+}
+
+function fieldText(value, name) {
+  const field = child(value, Array.isArray(value) && ARRAY_INDEX.test(name) ? Number(name) : name)
+  return field === MISSING ? '' : asText(field)
+}
+
+/** A `raise` behaviour's error: the original's coded error class when `error` is given, else an ordinary one. */
+function behaviourError(spec) {
+  if (spec.error !== undefined) {
+    const error = new HarnessError(spec.message, spec.error.code)
+    error.name = spec.error.name
+    return error
+  }
+  return new Error(spec.message)
+}
+
+/** The content with its first text block cut to `chars` UTF-16 code units (`undefined`: nothing to cut). */
+function truncateFirstText(content, chars) {
+  const blocks = [...content]
+  const position = blocks.findIndex(block => isRecord(block) && block.type === 'text' && typeof block.text === 'string')
+  if (position < 0) return undefined
+  blocks[position] = { ...blocks[position], text: blocks[position].text.slice(0, chars) }
+  return blocks
+}
+
+function programResult(selector, received) {
+  if (selector === 'received') return received
+  let chosen
+  if (selector === 'last') chosen = received.length > 0 ? received[received.length - 1] : {}
+  else if (Number.isInteger(selector) && selector < received.length) chosen = received[selector]
+  else return null
+  return Object.hasOwn(chosen, 'value') ? chosen.value : null
+}
+
+/** A scenario state the original cannot be driven into: the scenario is answered `errored` with the reason. */
+class UnreachableState extends Error {
+  constructor(message) {
+    super(message)
+    this.name = 'UnreachableState'
+  }
+}
+
+// --- probes ----------------------------------------------------------------------------------------
+
+/** What a mutation could change on a container: its own properties, prototype and extensibility. */
+function fingerprint(container) {
+  const keys = Reflect.ownKeys(container)
+  return {
+    prototype: Object.getPrototypeOf(container),
+    extensible: Object.isExtensible(container),
+    properties: keys.map((key) => {
+      const descriptor = Object.getOwnPropertyDescriptor(container, key)
+      return [key, descriptor.value, descriptor.get, descriptor.set, descriptor.writable, descriptor.enumerable, descriptor.configurable]
+    }),
+  }
+}
+
+function sameFingerprint(left, right) {
+  if (left.prototype !== right.prototype || left.extensible !== right.extensible) return false
+  if (left.properties.length !== right.properties.length) return false
+  return left.properties.every((entry, index) => entry.every((part, slot) => Object.is(part, right.properties[index][slot])))
+}
+
+/** Every mutation JavaScript offers on an object or an array; each returns `false` when the engine refused it. */
+function mutations(container) {
+  const marker = { probe: true }
+  const common = [
+    () => { container.probe = marker },
+    () => Reflect.set(container, 'probe', marker),
+    () => Object.defineProperty(container, 'probe', { value: marker, enumerable: true, configurable: true, writable: true }),
+    () => Reflect.defineProperty(container, 'probe', { value: marker }),
+    () => Object.setPrototypeOf(container, null),
+    () => Reflect.setPrototypeOf(container, null),
+    () => Object.assign(container, { probe: marker }),
+  ]
+  if (Array.isArray(container)) {
+    return [
+      () => { container[0] = marker },
+      () => Reflect.set(container, 0, marker),
+      () => { container[container.length] = marker },
+      () => { delete container[0] },
+      () => Reflect.deleteProperty(container, 0),
+      () => { container.length = container.length + 1 },
+      () => { container.length = 0 },
+      () => container.push(marker),
+      () => container.pop(),
+      () => container.shift(),
+      () => container.unshift(marker),
+      () => container.splice(0, 1, marker),
+      () => container.splice(0, 0, marker),
+      () => container.sort(() => -1),
+      () => container.reverse(),
+      () => container.fill(marker),
+      () => container.copyWithin(0, 1),
+      () => Object.defineProperty(container, 0, { value: marker }),
+      ...common,
+    ]
+  }
+  const [first] = Object.keys(container)
+  const key = first ?? 'probe'
+  return [
+    () => { container[key] = marker },
+    () => Reflect.set(container, key, marker),
+    () => { delete container[key] },
+    () => Reflect.deleteProperty(container, key),
+    () => Object.defineProperty(container, key, { value: marker }),
+    ...common,
+  ]
+}
+
+/** True when every mutation threw or was refused and the container is unchanged afterwards. */
+function resistsEveryMutation(container) {
+  const before = fingerprint(container)
+  for (const mutate of mutations(container)) {
+    let outcome
+    try {
+      outcome = mutate()
+    } catch {
+      continue
+    }
+    if (outcome === false) continue
+    if (!sameFingerprint(before, fingerprint(container))) return false
+  }
+  return sameFingerprint(before, fingerprint(container))
+}
+
+// --- one scenario ----------------------------------------------------------------------------------
+
+async function runScenario(scenario) {
+  const missing = (scenario.requires ?? []).find(need => !CAPABILITIES.includes(need))
+  if (missing !== undefined) return { skipped: `missing capability: ${missing}` }
+  const kind = firstInexpressible(scenario)
+  if (kind !== undefined) return { skipped: `not expressible: ${kind}` }
+  const run = new ScenarioRun(scenario)
+  try {
+    return { transcript: JSON.stringify(await run.run()) }
+  } finally {
+    await run.close()
+  }
+}
+
+/** The state of one scenario run: the Context, its fixture tools and hooks, and what each step produced. */
+class ScenarioRun {
+  constructor(scenario) {
+    this.scenario = scenario
+    this.steps = new Map(scenario.steps.map(step => [step.id, step]))
+    this.callIds = new Map(scenario.steps.filter(step => step.call !== undefined)
+      .map(step => [step.id, step.call.callId ?? step.id]))
+    this.phases = new Map() // by execution token: one entry per call
+    this.observed = [] // [exec, result] in notification order
+    this.results = new Map() // step id -> final result
+    this.runs = new Map() // step id -> the execution that produced it
+    this.controllers = new Map() // call id -> the caller's AbortController of a direct call
+    this.nested = new Map() // outer execution token -> nested entries
+    this.programs = new Map() // program key -> program spec
+    this.agents = new Map() // agent name -> the Agent object passed as the call's agent
+    this.disposers = new Map() // tool name -> disposer of its last registration
+    this.fixtures = new Map() // tool name -> the fixture behind it
+    this.callNames = new Map() // a scenario's tool name -> the name the original registered it under
+    this.spilled = new Map() // locator -> spilled text
+    this.messageIds = new Map() // generated message id -> "<callId>:result"
+    this.logs = new Map() // persist step id -> the persisted Session
+    this.fibers = []
+    this.unreachable = undefined
+    this.ctx = undefined
+  }
+
+  async run() {
+    await this.setUp()
+    const registrations = await this.registerTools()
+    this.installInstrumentation()
+    this.installHooks()
+    if (this.scenario.spill !== undefined) await this.installSpill(this.scenario.spill.maxBytes)
+    if (this.scenario.timeout !== undefined) await this.plugin(TimeoutPolicy)
+    const outcomes = {}
+    for (const step of this.scenario.steps) {
+      outcomes[step.id] = await this.runStep(step)
+      if (this.unreachable !== undefined) throw new UnreachableState(this.unreachable)
+    }
+    const transcript = { formatVersion: FORMAT_VERSION, scenario: this.scenario.id }
+    if (Object.keys(registrations).length > 0) transcript.registrations = registrations
+    transcript.steps = outcomes
+    return transcript
+  }
+
+  async plugin(plugin, config) {
+    const fiber = await this.ctx.plugin(plugin, config)
+    this.fibers.push(fiber)
+    return fiber
+  }
+
+  async close() {
+    for (const fiber of this.fibers.reverse()) {
+      try {
+        await fiber.dispose?.()
+      } catch (error) {
+        process.stderr.write(`dispose failed: ${describeThrown(error)}\n`)
+      }
+    }
+  }
+
+  /** A fresh Context with the original's system prompt and tool registry, plus the services a scenario asks for. */
+  async setUp() {
+    this.ctx = new Context()
+    await this.plugin(SystemPrompt)
+    // `run_code`, the original's code-mode bridge, is reachable only under a code presentation; `both` keeps every
+    // native tool callable and adds `run_code` to the registry view, so it is chosen only when a program runs.
+    await this.plugin(ToolRuntime, this.runsPrograms() ? { mode: 'both' } : {})
+    if (this.runsPrograms()) await this.plugin(this.codeRuntimeService())
+    if (this.scenario.approval !== undefined) await this.plugin(this.approvalService(this.scenario.approval))
+  }
+
+  runsPrograms() {
+    const hasProgram = (body) => body !== undefined && (body.kind === 'program' || hasProgram(body.then))
+    return Object.values(this.scenario.tools).some(tool => hasProgram(tool.body))
+  }
+
+  // --- fixture tools -------------------------------------------------------------------------------
+
+  async registerTools() {
+    const registrations = {}
+    const entries = Object.entries(this.scenario.tools)
+    const mcp = entries.filter(([, spec]) => spec.mcp !== undefined)
+    let mcpStarted = false
+    for (const [key, spec] of entries) {
+      const name = spec.name ?? key
+      if (!this.fixtures.has(name)) this.fixtures.set(name, spec)
+      if (spec.register === false) continue
+      if (spec.mcp !== undefined) {
+        if (!mcpStarted) {
+          mcpStarted = true
+          await this.startMcpServer(mcp.filter(([, fixture]) => fixture.register !== false), registrations)
+        }
+        continue
+      }
+      try {
+        this.disposers.set(name, this.ctx.tools.register(this.definition(name, spec)))
+      } catch (error) {
+        registrations[key] = { registerError: registrationErrorReport(error) }
+        continue
+      }
+      this.fixtures.set(name, spec)
+      if (spec.registerError === true) registrations[key] = { registered: true }
+    }
+    return registrations
+  }
+
+  /** A fixture tool: `defineTool` for DSL `parameters` (or none), a raw definition for `rawParameters`. */
+  definition(name, spec) {
+    const output = spec.output
+    const render = output?.render !== undefined ? this.renderer(output.render) : undefined
+    const projector = output?.presentationMeta !== undefined ? this.projector(output.presentationMeta) : undefined
+    const finalizeContent = spec.finalizeContent !== undefined ? this.finalizer(spec.finalizeContent) : undefined
+    const execute = this.body(spec.body)
+    const description = spec.description ?? name
+    const timeout = Object.hasOwn(spec, 'timeoutMs') ? { timeoutMs: materialize(spec.timeoutMs) } : {}
+    if (output !== undefined && spec.rawParameters === undefined) {
+      const defined = defineTool({
+        name,
+        description,
+        parameters: materialize(spec.parameters ?? {}),
+        output: {
+          schema: materialize(output.schema ?? { type: 'json' }),
+          render,
+          ...projector !== undefined ? { presentationMeta: projector } : {},
+        },
+        execute,
+        ...finalizeContent !== undefined ? { finalizeContent } : {},
+        ...timeout,
+      })
+      if (!Object.hasOwn(output, 'rawSchema')) return defined
+      return { ...defined, output: { ...defined.output, schema: materialize(output.rawSchema) } }
+    }
+    const definition = {
+      name,
+      description,
+      parameters: materialize(spec.rawParameters ?? spec.parameters ?? {}),
+      execute,
+      ...finalizeContent !== undefined ? { finalizeContent } : {},
+      ...timeout,
+    }
+    if (output !== undefined) {
+      definition.output = {
+        // a DSL schema on a raw definition is compiled as defineTool compiles it
+        schema: Object.hasOwn(output, 'schema')
+          ? valueSchemaSpecToJsonSchema(materialize(output.schema))
+          : materialize(output.rawSchema),
+        render,
+        ...projector !== undefined ? { presentationMeta: projector } : {},
+      }
+    }
+    return definition
+  }
+
+  renderer(spec) {
+    switch (spec.kind) {
+      case 'text': {
+        const prefix = spec.prefix ?? ''
+        return (_args, value) => [text(prefix + asText(value))]
+      }
+      case 'json':
+        return (_args, value) => [text(JSON.stringify(value, null, spec.indent))]
+      case 'field': {
+        const prefix = spec.prefix ?? ''
+        return (_args, value) => [text(prefix + fieldText(value, spec.name))]
+      }
+      case 'blocks':
+        return (_args, value) => value
+      case 'constant':
+      case 'exotic':
+        return () => materialize(spec.content)
+      case 'raise':
+        return () => { throw new Error(spec.message) }
+      case 'first-party':
+        return this.firstPartyRender(spec.family)
+      default:
+        throw new Error(`unknown renderer kind ${JSON.stringify(spec.kind)}`)
+    }
+  }
+
+  /** The original's own renderer of a first-party family, loaded before the first render. */
+  firstPartyRender(family) {
+    let render
+    const ready = firstParty.firstPartyRenderer(family).then((found) => { render = found })
+    this.pending ??= []
+    this.pending.push(ready.then(() => {
+      if (render === undefined) throw new UnreachableState(`no first-party renderer of the original for family "${family}"`)
+    }))
+    return (args, value) => render(args, value)
+  }
+
+  projector(spec) {
+    switch (spec.kind) {
+      case 'value': return (_args, value) => value
+      case 'wrap': return (_args, value) => ({ [spec.key]: value })
+      case 'constant':
+      case 'exotic':
+        return () => materialize(spec.value)
+      case 'null': return () => null
+      case 'raise': return () => { throw new Error(spec.message) }
+      case 'undefined': return () => undefined
+      default: throw new Error(`unknown projector kind ${JSON.stringify(spec.kind)}`)
+    }
+  }
+
+  finalizer(spec) {
+    return (exec, result) => {
+      this.phasesOf(exec).finalize += 1
+      switch (spec.kind) {
+        case 'keep': return undefined
+        case 'replace': return materialize(spec.content)
+        case 'truncate': return truncateFirstText(result.content, spec.chars)
+        default: throw new Error(spec.message)
+      }
+    }
+  }
+
+  body(spec) {
+    return async (args, exec) => {
+      this.phasesOf(exec).body += 1
+      return this.perform(spec, args, exec)
+    }
+  }
+
+  /** One body behaviour; the chaining ones (`then`) go on with the next. */
+  async perform(spec, args, exec) {
+    switch (spec.kind) {
+      case 'return':
+        return materialize(spec.value)
+      case 'return-arg':
+        if (isRecord(args) && Object.hasOwn(args, spec.arg)) return args[spec.arg]
+        return Object.hasOwn(spec, 'default') ? materialize(spec.default) : null
+      case 'raise':
+        throw behaviourError(spec)
+      case 'defer':
+        for (const context of spec.contexts) exec.deferContext(contextMessage(context))
+        break
+      case 'conclude':
+        exec.concludeTurn()
+        break
+      case 'await-abort': {
+        const signal = exec.signal
+        if (!signal.aborted) await new Promise((resolve) => { signal.addEventListener('abort', resolve, { once: true }) })
+        break
+      }
+      case 'abort-caller':
+        this.abortCaller(exec.callId)
+        break
+      case 'program':
+        return this.runProgram(spec, exec)
+      default:
+        throw new Error(`unknown body kind ${JSON.stringify(spec.kind)}`)
+    }
+    return this.perform(spec.then, args, exec)
+  }
+
+  // --- nested dispatch through the original's run_code bridge ----------------------------------------
+
+  /**
+   * A `program` body: the original's `run_code` transport executes it for this very call (its execution is the
+   * bridge's parent), so every nested call is the bridge's own sub-dispatch `<callId>:code:<n>`, with its argument
+   * normalization, run signal, ordered scheduling, code-dispatch events and forwarding to this call's result.
+   */
+  async runProgram(spec, exec) {
+    const runCode = this.ctx.tools.get('run_code')
+    if (runCode === undefined) throw new Error('the run_code transport is not in the registry view')
+    const key = `program:${this.programs.size}`
+    this.programs.set(key, { spec, outer: exec })
+    this.nested.set(exec.token, [])
+    const output = await runCode.execute({ code: key, description: 'scenario program' }, exec)
+    return Object.hasOwn(output, 'result') ? output.result : null
+  }
+
+  /** The scenario's code runtime: runs a program's calls in order against the bridge's `tools` bindings. */
+  codeRuntimeService() {
+    const run = this
+    return class ScenarioCodeRuntime extends CodeRuntime {
+      language = 'typescript'
+      isolation = 'in-process'
+
+      async run(request) {
+        return run.runRequest(request)
+      }
+    }
+  }
+
+  /** One `CodeRuntime.run` request: the seam's contract (abort resolves as a failure of kind `abort`). */
+  async runRequest(request) {
+    const program = this.programs.get(request.program)
+    if (program === undefined) return { logs: [], error: { kind: 'exception', message: `no program ${request.program}` } }
+    const signal = request.signal
+    const abortFailure = () => ({ logs: [], error: { kind: 'abort', message: String(signal.reason) } })
+    if (signal?.aborted) return abortFailure()
+    const tools = request.bindings.find(namespace => namespace.global === 'tools')?.functions ?? {}
+    const stopped = { value: false }
+    const aborted = new Promise((resolve) => {
+      signal?.addEventListener('abort', () => { stopped.value = true; resolve(abortFailure()) }, { once: true })
+    })
+    const completed = this.interpret(program, tools, stopped).then(
+      value => ({ logs: [], value }),
+      error => ({ logs: [], error: { kind: 'exception', message: describeThrown(error) } }),
+    )
+    return Promise.race([completed, aborted])
+  }
+
+  async interpret({ spec, outer }, tools, stopped) {
+    const entries = this.nested.get(outer.token)
+    const received = []
+    for (const call of spec.calls) {
+      if (stopped.value) break
+      const binding = Object.hasOwn(tools, call.name) ? tools[call.name] : undefined
+      if (binding === undefined) {
+        this.unreachable ??= `a program calls "${call.name}", which the original's run_code bridge has no binding for: `
+          + 'it binds only the tools visible when the run starts (code-mode.ts, `registry.schemas(exec.agent)`), '
+          + 'so a never-registered name cannot be dispatched as a nested call'
+        throw new TypeError(`tools.${call.name} is not a function`)
+      }
+      const seen = this.observed.length
+      let got
+      try {
+        got = { value: await binding(materialize(call.arguments)) }
+      } catch (error) {
+        got = { error: describeThrown(error) }
+      }
+      received.push(got)
+      const entry = { received: got }
+      for (const [exec, result] of this.observed.slice(seen)) {
+        if (exec.parent === outer.token) {
+          entry.result = resultReport(result)
+          entry.phases = this.phasesReport(exec)
+        }
+      }
+      entries.push(entry)
+    }
+    return programResult(spec.result, received)
+  }
+
+  // --- MCP fixtures through the original's MCP bridge ------------------------------------------------
+
+  /** One scripted MCP server for the scenario's MCP fixtures, connected through `@deepseek-ai/dsh-mcp-client`. */
+  async startMcpServer(fixtures, registrations) {
+    const listed = fixtures.map(([key, spec]) => {
+      const { response, ...tool } = spec.mcp
+      return {
+        name: spec.name ?? key,
+        description: spec.description ?? spec.name ?? key,
+        inputSchema: { type: 'object' },
+        ...materialize(tool),
+        response: materialize(response),
+      }
+    })
+    const before = new Set(this.ctx.tools.schemas().map(schema => schema.name))
+    try {
+      await this.plugin(McpClient, {
+        transport: 'stdio',
+        serverName: 'fixture',
+        command: process.execPath,
+        args: [join(HERE, 'fake-mcp-server.mjs')],
+        env: { TOOLCONTRACT_MCP_TOOLS: JSON.stringify(listed) },
+        cwd: HERE,
+        failOnStartupError: true,
+        reconnect: { enabled: false },
+      })
+    } catch (error) {
+      for (const [key] of fixtures) registrations[key] = { registerError: registrationErrorReport(error.cause ?? error) }
+      return
+    }
+    const added = this.ctx.tools.schemas().map(schema => schema.name).filter(name => !before.has(name))
+    added.forEach((publicName, index) => {
+      const [key, spec] = fixtures[index]
+      const name = spec.name ?? key
+      this.callNames.set(name, publicName)
+      this.fixtures.set(publicName, spec)
+      if (spec.registerError === true) registrations[key] = { registered: true }
+      // the bridge's execute stage is the fixture's body: counted on the definition the bridge registered
+      const definition = this.ctx.tools.get(publicName)
+      const execute = definition.execute
+      definition.execute = (args, exec) => {
+        this.phasesOf(exec).body += 1
+        return execute(args, exec)
+      }
+    })
+  }
+
+  // --- spill -----------------------------------------------------------------------------------------
+
+  /** The original's spill policy over an in-memory spill store that keeps each text at `spill/<callId>.txt`. */
+  async installSpill(maxBytes) {
+    const spilled = this.spilled
+    class ScenarioSpillStore extends SpillStore {
+      async saveText(input) {
+        const locator = SpillLocator(`spill/${input.source.callId}.txt`)
+        spilled.set(locator, input.content)
+        return { locator, bytes: Buffer.byteLength(input.content, 'utf8'), retrievalHint: 'Use the read tool to view it.' }
+      }
+    }
+    await this.plugin(ScenarioSpillStore)
+    await this.plugin(SpillPolicy, { maxInlineBytes: maxBytes })
+  }
+
+  // --- approval --------------------------------------------------------------------------------------
+
+  /** The `approval` service the registry consults for an `ask`: it answers every request with `outcome`. */
+  approvalService(spec) {
+    const run = this
+    return class ScenarioApproval extends Service {
+      constructor(ctx) {
+        super(ctx, 'approval')
+      }
+
+      async request(request) {
+        if (spec.abortCaller === true) run.abortCaller(request.callId)
+        return spec.outcome
+      }
+    }
+  }
+
+  abortCaller(callId) {
+    const controller = this.controllers.get(callId)
+    if (controller !== undefined) {
+      controller.abort('aborted by the caller')
+      return
+    }
+    if (NESTED_CALL_ID.test(callId)) {
+      this.unreachable ??= `aborting the caller of nested call "${callId}" means aborting its program's run signal, `
+        + 'which the original cannot be driven to: the run_code bridge owns that AbortController privately '
+        + '(code-mode.ts `runController`) and aborts it only when the outer signal aborts or the run settles'
+    }
+  }
+
+  dispose(name) {
+    this.disposers.get(name)?.()
+  }
+
+  // --- hooks -----------------------------------------------------------------------------------------
+
+  phasesOf(exec) {
+    let phases = this.phases.get(exec.token)
+    if (phases === undefined) {
+      phases = newPhases()
+      this.phases.set(exec.token, phases)
+    }
+    return phases
+  }
+
+  phasesReport(exec) {
+    const fixture = this.fixtures.get(exec.name)
+    return phasesReport(this.phasesOf(exec), fixture !== undefined && fixture.finalizeContent !== undefined)
+  }
+
+  /** One pass-through hook per stage, installed before the scenario's hooks, hence outermost. */
+  installInstrumentation() {
+    const ctx = this.ctx
+    ctx.on('tools/pre-execute', async (exec, next) => {
+      this.phasesOf(exec).pre += 1
+      return next()
+    })
+    ctx.tools.guard((exec) => {
+      this.phasesOf(exec).guard += 1
+      return undefined
+    })
+    ctx.on('tools/execute', async (exec, next) => {
+      this.phasesOf(exec).execute += 1
+      return next()
+    })
+    ctx.on('tools/post-execute', async (exec, _result, next) => {
+      this.phasesOf(exec).post += 1
+      return next()
+    })
+    ctx.on('tools/result', (exec, result) => {
+      this.phasesOf(exec).observed += 1
+      this.observed.push([exec, result])
+    })
+  }
+
+  installHooks() {
+    const ctx = this.ctx
+    for (const hook of this.scenario.hooks ?? []) {
+      const applies = this.filter(hook.steps)
+      const action = hook.action
+      switch (hook.stage) {
+        case 'pre-execute':
+          ctx.on('tools/pre-execute', async (exec, next) => applies(exec) ? this.preExecuteDecision(action, exec) : next())
+          break
+        case 'guard':
+          ctx.tools.guard((exec) => {
+            if (!applies(exec) || action.kind === 'pass') return undefined
+            if (action.kind === 'deny') return action.reason
+            throw behaviourError(action)
+          })
+          break
+        case 'execute':
+          ctx.on('tools/execute', async (exec, next) => applies(exec) ? this.around(action, exec, next) : next())
+          break
+        case 'post-execute':
+          ctx.on('tools/post-execute', async (exec, _result, next) => applies(exec) ? this.postExecuteDecision(action, exec) : next())
+          break
+        default:
+          ctx.on('tools/result', (exec) => {
+            if (applies(exec)) throw behaviourError(action)
+          })
+      }
+    }
+  }
+
+  /** A hook's step filter: a step id names that step's call; anything else is a (nested) call id. */
+  filter(names) {
+    if (names === undefined) return () => true
+    const callIds = new Set(names.map(name => this.callIds.get(name) ?? name))
+    return exec => callIds.has(exec.callId)
+  }
+
+  preExecuteDecision(action, exec) {
+    switch (action.kind) {
+      case 'allow': return { kind: 'allow' }
+      case 'deny': return { kind: 'deny', reason: action.reason }
+      case 'ask': return { kind: 'ask', ...Object.hasOwn(action, 'reason') ? { reason: action.reason } : {} }
+      case 'abort-caller':
+        this.abortCaller(exec.callId)
+        return this.preExecuteDecision(action.then, exec)
+      default: throw behaviourError(action)
+    }
+  }
+
+  async around(action, exec, next) {
+    switch (action.kind) {
+      case 'passthrough':
+        return next()
+      case 'short-circuit-success':
+        return {
+          isError: false,
+          value: materialize(action.value),
+          content: Object.hasOwn(action, 'content') ? materialize(action.content) : [],
+          ...Object.hasOwn(action, 'meta') ? { meta: materialize(action.meta) } : {},
+          ...Object.hasOwn(action, 'additionalContexts') ? { additionalContexts: contextMessages(action) } : {},
+        }
+      case 'short-circuit-failure': {
+        const error = { message: action.error.message }
+        if (action.error.info !== undefined) error.info = { name: action.error.info.name, code: action.error.info.code }
+        return {
+          isError: true,
+          error,
+          content: materialize(action.content),
+          ...Object.hasOwn(action, 'meta') ? { meta: materialize(action.meta) } : {},
+          ...Object.hasOwn(action, 'additionalContexts') ? { additionalContexts: contextMessages(action) } : {},
+        }
+      }
+      case 'return-result-of':
+        return this.results.get(action.step)
+      case 'spread': {
+        const result = await next()
+        return { ...result, additionalContexts: [...result.additionalContexts ?? [], ...contextMessages(action)] }
+      }
+      case 'replace-signal-aborted': {
+        const replaced = new AbortController()
+        replaced.abort('replaced by a wrapper')
+        const saved = exec.signal
+        exec.signal = replaced.signal
+        try {
+          return await next()
+        } finally {
+          exec.signal = saved
+        }
+      }
+      case 'abort-caller-after-next': {
+        const result = await next()
+        this.abortCaller(exec.callId)
+        return result
+      }
+      case 'dispose-tool-then':
+        this.dispose(exec.name)
+        return this.around(action.then, exec, next)
+      default:
+        throw behaviourError(action)
+    }
+  }
+
+  postExecuteDecision(action, exec) {
+    const contexts = Object.hasOwn(action, 'additionalContexts') ? { additionalContexts: contextMessages(action) } : {}
+    switch (action.kind) {
+      case 'accept': return { kind: 'accept', ...contexts }
+      case 'accept-content': return { kind: 'accept', content: materialize(action.content), ...contexts }
+      case 'accept-value': return { kind: 'accept', value: materialize(action.value), ...contexts }
+      case 'accept-both': return { kind: 'accept', content: materialize(action.content), value: materialize(action.value) }
+      case 'block': return { kind: 'block', feedback: materialize(action.feedback), ...contexts }
+      case 'abort-caller':
+        this.abortCaller(exec.callId)
+        return this.postExecuteDecision(action.then, exec)
+      case 'dispose-tool-then':
+        this.dispose(exec.name)
+        return this.postExecuteDecision(action.then, exec)
+      default: throw behaviourError(action)
+    }
+  }
+
+  // --- steps -----------------------------------------------------------------------------------------
+
+  async runStep(step) {
+    if (this.pending !== undefined) await Promise.all(this.pending.splice(0))
+    if (step.call !== undefined) return this.call(step)
+    if (step.probe !== undefined) return { frozen: this.probe(step.probe) }
+    if (step.persist !== undefined) return { events: this.persist(step.id, step.persist) }
+    if (step.replay !== undefined) return { messages: this.replay(step.replay.persist) }
+    return this.schemas()
+  }
+
+  agent(name) {
+    let agent = this.agents.get(name)
+    if (agent === undefined) {
+      agent = { name, options: {}, session: Session.create(SessionId(`agent-${this.agents.size}`)) }
+      this.agents.set(name, agent)
+    }
+    return agent
+  }
+
+  async call(step) {
+    const spec = step.call
+    const callId = spec.callId ?? step.id
+    const controller = new AbortController()
+    this.controllers.set(callId, controller)
+    if (step.abort === 'before') controller.abort('aborted before the call')
+    const result = await this.ctx.tools.execute({
+      callId,
+      name: this.callNames.get(spec.name) ?? spec.name,
+      arguments: materialize(spec.arguments),
+      signal: controller.signal,
+      ...spec.agent !== undefined ? { agent: this.agent(spec.agent) } : {},
+    })
+    const observed = this.observed.findLast(([, final]) => final === result)
+    if (observed === undefined) throw new Error(`the result of call "${step.id}" was never observed by tools/result`)
+    const [exec] = observed
+    this.results.set(step.id, result)
+    this.runs.set(step.id, exec)
+    const report = { result: resultReport(result), phases: this.phasesReport(exec) }
+    if (this.nested.has(exec.token)) report.nested = this.nested.get(exec.token)
+    return report
+  }
+
+  probe(spec) {
+    const result = this.results.get(spec.step)
+    let node
+    if (spec.target === 'arguments') node = this.runs.get(spec.step).arguments
+    else if (spec.target === 'content') node = result.content
+    else node = result.isError ? MISSING : result.value
+    for (const element of spec.path) node = child(node, element)
+    if (node === MISSING || node === null || typeof node !== 'object') return null
+    return resistsEveryMutation(node)
+  }
+
+  /** The durable events of some calls appended to a fresh Session, as the original's agent loop appends them. */
+  persist(persistId, spec) {
+    const session = Session.create(SessionId(`persist-${persistId}`))
+    this.logs.set(persistId, session)
+    const rawArguments = spec.rawArguments ?? {}
+    for (const stepId of spec.steps) {
+      const call = this.steps.get(stepId).call
+      const callId = this.callIds.get(stepId)
+      const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : JSON.stringify(call.arguments)
+      const callEvent = session.append('tool/call', { turn: 1, step: 1, callId, name: call.name, arguments: raw })
+      for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
+      const result = this.results.get(stepId)
+      const message = createToolResultMessage({ callId, content: result.content, isError: result.isError })
+      this.messageIds.set(message.id, `${callId}:result`)
+      session.append('tool/result', {
+        turn: 1,
+        step: 1,
+        message,
+        ...result.error?.info ? { error: result.error.info } : {},
+        ...result.meta !== undefined ? { meta: result.meta } : {},
+      }, { surfaceOp: 'append', sourceEventSeqs: [callEvent.seq] })
+    }
+    return session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) }))
+  }
+
+  /** The code-dispatch events the bridge appended to an agent's session for the nested calls of one root call. */
+  dispatchEvents(rootCallId) {
+    const events = []
+    for (const agent of this.agents.values()) {
+      for (const event of agent.session.events) {
+        if (event.type.startsWith('tool/code-dispatch') && event.data.rootCallId === rootCallId) events.push(event)
+      }
+    }
+    return events
+  }
+
+  /** The messages derived from a persisted log alone: its events read back into a fresh Session. */
+  replay(persistId) {
+    const lines = this.logs.get(persistId).events.map(event => JSON.stringify(event))
+    const replayed = Session.create(SessionId(`replay-${persistId}`), lines.map(line => JSON.parse(line)))
+    return replayed.deriveMessages().map(message => this.stableMessage(message))
+  }
+
+  stableIds(data) {
+    if (isRecord(data) && Object.hasOwn(data, 'message')) return { ...data, message: this.stableMessage(data.message) }
+    return data
+  }
+
+  stableMessage(message) {
+    if (isRecord(message) && this.messageIds.has(message.id)) return { ...message, id: this.messageIds.get(message.id) }
+    return message
+  }
+
+  schemas() {
+    try {
+      return { schemas: this.ctx.tools.schemas() }
+    } catch (error) {
+      return { error: { name: contractErrorName(error), message: describeThrown(error) } }
+    }
+  }
+}
+
+// --- serve ------------------------------------------------------------------------------------------
+
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`unhandled rejection: ${reason?.stack ?? describeThrown(reason)}\n`)
+})
+
+for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  if (line.trim() === '') continue
+  const command = JSON.parse(line)
+  if (command.cmd === 'start') {
+    reply({ version: PROTOCOL_VERSION, implementation: IMPLEMENTATION })
+  } else if (command.cmd === 'run') {
+    reply(await answerRun(command.seq, command.scenario))
+  } else {
+    break
+  }
+}
+process.exit(0)
