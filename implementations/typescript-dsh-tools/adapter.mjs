@@ -1143,8 +1143,12 @@ class ScenarioRun {
 
 // --- serve ------------------------------------------------------------------------------------------
 
+// A stray asynchronous failure (a listener the original contains only by logging) must not end the adapter.
 process.on('unhandledRejection', (reason) => {
   process.stderr.write(`unhandled rejection: ${reason?.stack ?? describeThrown(reason)}\n`)
+})
+process.on('uncaughtException', (error) => {
+  process.stderr.write(`uncaught exception: ${error?.stack ?? describeThrown(error)}\n`)
 })
 
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
