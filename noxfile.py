@@ -133,3 +133,13 @@ def upstream(session: nox.Session) -> None:
         str(reports / "upstream.html"),
         *session.posargs,
     )
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Fuzz the reference's and the kit's input readers: ``-- [--seconds N] [NAME ...]`` (300 s per target)."""
+    session.install("-e", ".", "hypothesis")
+    # atheris is built from source where no wheel fits; without it the same targets run on hypothesis
+    session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
+    out = Path(session.create_tmp()) / "fuzz"
+    session.run("python", "-m", "fuzz", "--out", str(out), *session.posargs)
