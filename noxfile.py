@@ -135,6 +135,21 @@ def upstream(session: nox.Session) -> None:
     )
 
 
+@nox.session(name="upstream-renderers", venv_backend="none")
+def upstream_renderers(session: nox.Session) -> None:
+    """Render every renderer fixture with the original's own first-party renderers and compare with the goldens."""
+    node = shutil.which("node")
+    if node is None:
+        session.error(f"node is not installed: install Node.js {NODE_MAJOR} or newer")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    major = version.lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < NODE_MAJOR:
+        session.error(f"node {version or '(unknown version)'} is too old: install Node.js {NODE_MAJOR} or newer")
+    if not (UPSTREAM / "node_modules" / "@deepseek-ai" / "dsh-tools").is_dir():
+        session.error(f"the original's packages are not installed: run `npm ci` in {UPSTREAM}")
+    session.run(node, str(UPSTREAM / "render-fixtures.mjs"), *session.posargs, external=True)
+
+
 @nox.session
 def fuzz(session: nox.Session) -> None:
     """Fuzz the reference's and the kit's input readers: ``-- [--seconds N] [NAME ...]`` (300 s per target)."""
