@@ -68,7 +68,23 @@ def test_job_finalize_without_limit_is_identity() -> None:
 
 
 def test_job_finalize_failure_uses_result_marker() -> None:
-    """§18: a single text block other than a job_output success keeps a head and ``[result truncated]``."""
+    """§18: a single text block other than a job_output success keeps its tail and ``[result truncated]``."""
     content = [{"type": "text", "text": "Error: " + "e" * 100}]
     bounded = finalize_native("job_kill", None, content, output_limit_bytes=40)
-    assert bounded == [{"type": "text", "text": "Error: " + "e" * 14 + "\n[result truncated]"}]
+    assert bounded == [{"type": "text", "text": "e" * 21 + "\n[result truncated]"}]
+
+
+def test_job_finalize_marker_already_there() -> None:
+    """§18: a body already ending in ``[output truncated]`` gets no second marker; a tiny limit keeps a tail."""
+    value = {"text": "x" * 50 + "[output truncated]", "job": JOB}
+    content = render_native("job_output", value)
+    assert finalize_native("job_output", value, content, output_limit_bytes=40)[0]["text"] == (
+        "x" * 4 + "[output truncated]\n[status: running]"
+    )
+    assert finalize_native("job_output", value, content, output_limit_bytes=5)[0]["text"] == "ning]"
+
+
+def test_job_status_line_shows_an_empty_detail() -> None:
+    """§18: a present ``detail`` is printed even when empty (``[status: completed, ]``)."""
+    value = {"text": "", "job": {**JOB, "status": "completed", "detail": ""}}
+    assert render_native("job_output", value)[0]["text"] == "(no new output)\n[status: completed, ]"

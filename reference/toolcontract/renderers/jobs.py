@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from toolcontract.definition import Output
-from toolcontract.renderers._blocks import TextContent, single_text, text_content
+from toolcontract.renderers._blocks import TextContent, text_content
 from toolcontract.renderers._dsl import Node, array, enum, integer, obj, optional, required, string
-from toolcontract.renderers._ecma import retain_text_head, retain_text_tail, utf8_length
+from toolcontract.renderers._ecma import retain_text_tail, utf8_length
 
 __all__ = [
     "JOB_FAMILIES",
@@ -48,9 +48,10 @@ JOB_FAMILIES: Final = tuple(JOB_SCHEMAS)
 
 
 def status_line(job: Any) -> str:
-    """``[status: <status>, <detail>]``, or ``[status: <status>]`` without a detail."""
-    detail = job.get("detail")
-    return f"[status: {job['status']}, {detail}]" if detail else f"[status: {job['status']}]"
+    """``[status: <status>, <detail>]`` when the job has a detail (even an empty one), else ``[status: <status>]``."""
+    if "detail" in job:
+        return f"[status: {job['status']}, {job['detail']}]"
+    return f"[status: {job['status']}]"
 
 
 def _job_output_body(value: Any) -> str:
@@ -78,32 +79,47 @@ def render_job_kill(args: Any, value: Any) -> TextContent:
     return text_content(f"job {job['id']} had already finished {status_line(job)}")
 
 
-def _bound_single_block(text: str, limit: int) -> str:
-    if utf8_length(text) <= limit:
-        return text
-    marker_bytes = utf8_length(RESULT_TRUNCATED)
-    if limit >= marker_bytes:
-        return retain_text_head(text, limit - marker_bytes).text + RESULT_TRUNCATED
-    return retain_text_tail(RESULT_TRUNCATED, limit).text
+def _fit_with_suffix(content: str, suffix: str, limit: int, omitted: str) -> str:
+    """``content + suffix`` within ``limit`` UTF-8 bytes: the tail of ``content``, then ``omitted`` and ``suffix``.
+
+    ``omitted`` is left out when ``content`` already ends with its text (``[… truncated]``); when the marker and
+    the suffix alone reach the limit, only their tail is kept.
+    """
+    complete = content + suffix
+    if utf8_length(complete) <= limit:
+        return complete
+    fixed = ("" if content.endswith(omitted.lstrip()) else omitted) + suffix
+    fixed_bytes = utf8_length(fixed)
+    if fixed_bytes >= limit:
+        return retain_text_tail(fixed, limit).text
+    return retain_text_tail(content, limit - fixed_bytes).text + fixed
+
+
+def _raw_single_text(content: Sequence[Any]) -> Any:
+    if len(content) != 1 or not isinstance(content[0], dict) or content[0].get("type") != "text":
+        return None
+    return content[0].get("text")
 
 
 def finalize_content(family: str, value: Any, content: Sequence[Any], *, output_limit_bytes: int | None) -> list[Any]:
     """Re-bound the final content of ``job_output`` / ``job_kill`` when the job has an output limit.
 
-    ``value`` is ``None`` for a failure. A ``job_output`` success keeps the UTF-8 tail of its body, then
-    ``[output truncated]`` and the status line; any other single text block keeps a head and
-    ``[result truncated]``. Without a limit the content is returned unchanged.
+    ``value`` is ``None`` for a failure. A ``job_output`` success whose content is its own rendering keeps the
+    UTF-8 tail of the body, then ``[output truncated]`` and the status line; any other content of one text
+    block keeps its tail and ``[result truncated]``. Without a limit, or for other content, it is unchanged.
     """
-    text = single_text(content)
-    if output_limit_bytes is None or text is None or utf8_length(text) <= output_limit_bytes:
+    if output_limit_bytes is None:
         return list(content)
+    text = _raw_single_text(content)
     if family == "job_output" and value is not None:
-        trailer = OUTPUT_TRUNCATED + "\n" + status_line(value["job"])
-        budget = output_limit_bytes - utf8_length(trailer)
-        if budget > 0:
-            body = value["text"] or "(no new output)"
-            return text_content(retain_text_tail(body, budget).text + trailer)
-    return text_content(_bound_single_block(text, output_limit_bytes))
+        body: str = value["text"] or "(no new output)"
+        kept = body[:-1] if body.endswith("\n") else body
+        suffix = "\n" + status_line(value["job"])
+        if text == kept + suffix:
+            return text_content(_fit_with_suffix(kept, suffix, output_limit_bytes, OUTPUT_TRUNCATED))
+    if not isinstance(text, str):
+        return list(content)
+    return text_content(_fit_with_suffix(text, "", output_limit_bytes, RESULT_TRUNCATED))
 
 
 def job_outputs() -> dict[str, Output]:
