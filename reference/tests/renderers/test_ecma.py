@@ -5,6 +5,7 @@ from __future__ import annotations
 from toolcontract.renderers._ecma import (
     es_keys,
     js_string,
+    js_trim,
     retain_head_items,
     retain_text_head,
     retain_text_tail,
@@ -62,3 +63,21 @@ def test_item_retainer() -> None:
     """§0.6: keep the first ``maxItems``; ``seen``, ``kept``, ``omitted`` and ``truncated``."""
     kept = retain_head_items([1, 2, 3], 2)
     assert (kept.items, kept.seen, kept.kept, kept.omitted, kept.truncated) == ((1, 2), 3, 2, 1, True)
+
+
+def test_js_string_of_containers() -> None:
+    """``String(value)``: arrays join with commas (``null`` prints nothing, nesting flattens), objects print
+    ``[object Object]``."""
+    assert [js_string(v) for v in ([1, "a", None, True], [[1, [2]], [], 3], [], {"a": 1}, {})] == [
+        "1,a,,true",
+        "1,2,,3",
+        "",
+        "[object Object]",
+        "[object Object]",
+    ]
+
+
+def test_js_trim_is_ecmascript_whitespace() -> None:
+    """``trim()`` removes ECMAScript white space and line terminators, BOM included, not U+0085 or U+001F."""
+    assert js_trim("\ufeff\u3000\u2028 a \t\u00a0") == "a"
+    assert js_trim("\x85a\x1f") == "\x85a\x1f"

@@ -27,15 +27,36 @@ def test_two_lines_exact_text() -> None:
 
 
 @pytest.mark.parametrize(
-    "args",
-    [{"file_path": "  "}, {"file_path": ""}, {"offset": 0}, {"limit": -1}, {"limit": 1.5}, {"limit": 2001}],
+    ("args", "message"),
+    [
+        ({"file_path": "  "}, "file_path must be a non-empty string"),
+        ({"file_path": "\ufeff\u3000"}, "file_path must be a non-empty string"),
+        ({"file_path": ""}, "file_path must be a non-empty string"),
+        ({"offset": 0}, "offset must be a positive integer"),
+        ({"limit": -1}, "limit must be a positive integer"),
+        ({"limit": 1.5}, "limit must be a positive integer"),
+        ({"limit": 2001}, "limit must be less than or equal to 2000"),
+    ],
 )
-def test_render_rechecks_its_arguments(args: dict[str, Any]) -> None:
-    """§1: a blank path, a non-positive or fractional offset/limit, or a limit above 2000 make render throw."""
+def test_render_rechecks_its_arguments(args: dict[str, Any], message: str) -> None:
+    """§1: a blank path, a non-positive or fractional offset/limit, or a limit above the configured one make
+    render throw, with the original's messages."""
     with pytest.raises(ToolOutputError) as caught:
         render_native("read", VALUE, args)
     assert caught.value.code == "INVALID_TOOL_OUTPUT"
-    assert 'tool "read" returned invalid output: output.render failed: ' in caught.value.message
+    assert caught.value.message == f'tool "read" returned invalid output: output.render failed: {message}'
+
+
+def test_limit_is_bounded_by_the_configured_read_limit() -> None:
+    """§1: ``limit`` may not exceed the configured ``read_limit`` (not a fixed 2000)."""
+    with pytest.raises(ToolOutputError) as caught:
+        render_native("read", VALUE, {"file_path": "f", "limit": 6}, config={"read_limit": 5})
+    assert caught.value.message.endswith("output.render failed: limit must be less than or equal to 5")
+
+
+def test_a_path_of_other_whitespace_is_not_blank() -> None:
+    """§1: blank means JavaScript's ``trim()`` leaves nothing; U+0085 and U+001F are not JavaScript whitespace."""
+    assert "End of file" in render_native("read", VALUE, {"file_path": "\x85\x1f"})[0]["text"]
 
 
 def test_limit_2000_is_accepted() -> None:

@@ -57,3 +57,38 @@ def test_ralph_cap() -> None:
     value = {"runId": "r", "agentsStarted": 1, "result": {"status": "complete", "roundsStarted": 2, "report": {}}}
     assert render_native("ralph", value, config={"max_result_chars": 20})[0]["text"] == "Ralph \n… [truncated]"
     assert render_native("ralph", value, config={"max_result_chars": 5})[0]["text"] == "\n… [t"
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        (None, "Cannot read properties of null (reading 'roundsStarted')"),
+        ({"status": "other", "roundsStarted": 1}, "Cannot read properties of undefined (reading 'length')"),
+        ({"roundsStarted": 1}, "Cannot read properties of undefined (reading 'length')"),
+        ("complete", "Cannot read properties of undefined (reading 'length')"),
+        ([], "Cannot read properties of undefined (reading 'length')"),
+    ],
+)
+def test_ralph_refuses_what_is_not_an_outcome(result: Any, message: str) -> None:
+    """§20: a result that is none of the three outcomes fails the call, with the original's message."""
+    with pytest.raises(ToolOutputError) as caught:
+        render_native("ralph", {"runId": "r", "agentsStarted": 1, "result": result})
+    assert caught.value.message == f'tool "ralph" returned invalid output: output.render failed: {message}'
+
+
+@pytest.mark.parametrize(
+    ("rounds", "phrase"),
+    [
+        (1, "1 round"),
+        (1.0, "1 round"),
+        (True, "true rounds"),
+        ([1, 2], "1,2 rounds"),
+        ({"a": 1}, "[object Object] rounds"),
+    ],
+)
+def test_ralph_rounds_print_as_a_template_literal(rounds: Any, phrase: str) -> None:
+    """§20: ``${roundsStarted} round${=== 1 ? "" : "s"}``: strict equality, JavaScript's ``String``."""
+    value = {"runId": "r", "agentsStarted": 1, "result": {"status": "complete", "roundsStarted": rounds}}
+    assert render_native("ralph", value)[0]["text"] == (
+        f"Ralph worker reported completion after {phrase}.\nFinal report:\nundefined"
+    )

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from toolcontract.renderers import FAMILIES, render_native
+import pytest
+
+from toolcontract.renderers import FAMILIES, output_for, render_native
 from toolcontract.renderers.skill import escape_attribute, escape_text
 
 
@@ -50,3 +52,23 @@ def test_families_without_metadata() -> None:
     """§8-13, §19: these families declare no presentation metadata."""
     for family in ("todo_write", "ask_user_question", "exit_plan_mode", "structured_output", "skill", "subagent"):
         assert FAMILIES[family].presentation_meta is None, family
+
+
+@pytest.mark.parametrize(
+    ("family", "option"),
+    [
+        ("read", "read_limit"),
+        ("glob", "max_results"),
+        ("grep", "max_matches"),
+        ("grep", "max_line_bytes"),
+        ("web_fetch", "max_chars"),
+        ("workflow", "max_result_chars"),
+        ("ralph", "max_result_chars"),
+    ],
+)
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_caps_are_positive_integers(family: str, option: str, bad: object) -> None:
+    """A family's caps are positive integers, as the original's plugin configs require (2.0 counts as 2)."""
+    with pytest.raises(ValueError, match=f"^{option} must be a positive integer"):
+        output_for(family, **{option: bad})
+    assert output_for(family, **{option: 2.0}) is not None

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
-from toolcontract.jsonvalue import canonical_json, es_key_order, format_number
+from toolcontract.jsonvalue import es_key_order, format_number
 
 __all__ = [
     "RetainedItems",
@@ -20,6 +20,7 @@ __all__ = [
     "es_keys",
     "js_property",
     "js_string",
+    "js_trim",
     "retain_head_items",
     "retain_text_head",
     "retain_text_tail",
@@ -87,7 +88,11 @@ def utf8_length(text: str) -> int:
 
 
 def js_string(value: Any) -> str:
-    """``String(value)`` for a JSON scalar as a template literal would print it (``None`` is ``null``)."""
+    """``String(value)`` of a JSON value, as a template literal prints it.
+
+    ``None`` is ``null``; an array joins its items with commas (a ``null`` item prints nothing); an object is
+    ``[object Object]``.
+    """
     if value is None:
         return "null"
     if value is True:
@@ -98,7 +103,40 @@ def js_string(value: Any) -> str:
         return value
     if isinstance(value, int | float):
         return format_number(value)
-    return canonical_json(value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return _js_join(value)
+
+
+def _js_join(array: list[Any]) -> str:
+    # Array.prototype.join, iteratively: nested arrays join in place, null items print nothing.
+    parts: list[str] = []
+    stack: list[tuple[list[Any], int]] = [(array, 0)]
+    while stack:
+        items, index = stack.pop()
+        if index == len(items):
+            continue
+        stack.append((items, index + 1))
+        if index > 0:
+            parts.append(",")
+        item = items[index]
+        if isinstance(item, list):
+            stack.append((item, 0))
+        elif item is not None:
+            parts.append(js_string(item))
+    return "".join(parts)
+
+
+# ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes (not Python's str.isspace set).
+_JS_WHITESPACE: Final = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``."""
+    return text.strip(_JS_WHITESPACE)
 
 
 def js_property(record: Any, key: str) -> str:

@@ -8,6 +8,7 @@ from toolcontract.definition import Output
 from toolcontract.renderers._blocks import TextContent, text_content
 from toolcontract.renderers._dsl import Node, array, obj, required, string
 from toolcontract.renderers._meta_cap import cap_meta_items
+from toolcontract.renderers._options import positive_integer
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -108,6 +109,8 @@ def glob_presentation_meta(
 
 def glob_output(*, max_results: int = DEFAULT_MAX_RESULTS, sample_over_cap: bool = False) -> Output:
     """The ``glob`` output declaration (``sample_over_cap`` is the composition's sampling switch)."""
+
+    max_results = positive_integer("max_results", max_results)
 
     def render(args: Any, value: Any) -> TextContent:
         return render_glob(args, value, max_results=max_results, sample_over_cap=sample_over_cap)

@@ -9,6 +9,7 @@ from toolcontract.renderers._blocks import TextContent, text_content
 from toolcontract.renderers._dsl import Node, array, integer, obj, required, string
 from toolcontract.renderers._ecma import js_string, retain_head_items, retain_text_head
 from toolcontract.renderers._meta_cap import cap_meta_items
+from toolcontract.renderers._options import positive_integer
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -91,6 +92,9 @@ def grep_presentation_meta(
 
 def grep_output(*, max_matches: int = DEFAULT_MAX_MATCHES, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Output:
     """The ``grep`` output declaration."""
+
+    max_matches = positive_integer("max_matches", max_matches)
+    max_line_bytes = positive_integer("max_line_bytes", max_line_bytes)
 
     def render(args: Any, value: Any) -> TextContent:
         return render_grep(args, value, max_matches=max_matches, max_line_bytes=max_line_bytes)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final
 
 from toolcontract.definition import Output
 from toolcontract.renderers._blocks import TextContent, text_content
 from toolcontract.renderers._dsl import Node, array, enum, integer, obj, optional, required, string
-from toolcontract.renderers._ecma import js_string
+from toolcontract.renderers._ecma import js_string, js_trim
+from toolcontract.renderers._options import positive_integer
 
 __all__ = [
     "DEFAULT_READ_LIMIT",
@@ -22,7 +24,6 @@ __all__ = [
 ]
 
 DEFAULT_READ_LIMIT: Final = 2000
-_MAX_LIMIT: Final = 2000
 
 READ_SCHEMA: Final[Node] = obj(
     {
@@ -81,25 +82,29 @@ _LANGUAGES: Final[dict[str, str]] = {
 
 
 def _is_positive_integer(value: Any) -> bool:
-    return type(value) in (int, float) and value == int(value) and value > 0
+    return type(value) in (int, float) and math.isfinite(value) and value == int(value) and value >= 1
 
 
 def _checked_limit(args: Any, read_limit: int) -> int:
-    """Re-parse the arguments the way the renderer does: it refuses what ``execute`` would refuse."""
+    """Re-parse the arguments as the original's renderer does: it refuses what ``execute`` would refuse.
+
+    The messages are the original's. A missing ``file_path`` is accepted (the registry never renders without
+    one: the tool's parameters require it).
+    """
     if not isinstance(args, dict):
         return read_limit
     if "file_path" in args:
         path = args["file_path"]
-        if not isinstance(path, str) or not path.strip():
-            raise ValueError("file_path must be a non-blank string")
+        if not isinstance(path, str) or not js_trim(path):
+            raise ValueError("file_path must be a non-empty string")
     for name in ("offset", "limit"):
         if name in args and args[name] is not None and not _is_positive_integer(args[name]):
             raise ValueError(f"{name} must be a positive integer")
     limit = args.get("limit")
     if limit is None:
         return read_limit
-    if limit > _MAX_LIMIT:
-        raise ValueError(f"limit must be at most {_MAX_LIMIT}")
+    if limit > read_limit:
+        raise ValueError(f"limit must be less than or equal to {js_string(read_limit)}")
     return int(limit)
 
 
@@ -155,6 +160,8 @@ def read_presentation_meta(args: Any, value: Any) -> Any:
 
 def read_output(*, read_limit: int = DEFAULT_READ_LIMIT) -> Output:
     """The ``read`` output declaration (``read_limit`` is the configured default window)."""
+
+    read_limit = positive_integer("read_limit", read_limit)
 
     def render(args: Any, value: Any) -> TextContent:
         return render_read(args, value, read_limit=read_limit)

@@ -9,6 +9,7 @@ from toolcontract.renderers._blocks import TextContent, text_content
 from toolcontract.renderers._dsl import Node, boolean, const, integer, obj, one_of, required, string
 from toolcontract.renderers._ecma import js_string, utf16_length, utf16_slice
 from toolcontract.renderers._html_markdown import html_to_markdown
+from toolcontract.renderers._options import positive_integer
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -71,6 +72,8 @@ def web_fetch_presentation_meta(args: Any, value: Any, *, max_chars: int = DEFAU
 
 def web_fetch_output(*, max_chars: int = DEFAULT_MAX_OUTPUT_CHARS) -> Output:
     """The ``web_fetch`` output declaration (``max_chars`` in UTF-16 units)."""
+
+    max_chars = positive_integer("max_chars", max_chars)
 
     def render(args: Any, value: Any) -> TextContent:
         return render_web_fetch(args, value, max_chars=max_chars)

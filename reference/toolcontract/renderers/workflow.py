@@ -9,6 +9,7 @@ from toolcontract.jsonvalue import canonical_json
 from toolcontract.renderers._blocks import TextContent, text_content
 from toolcontract.renderers._dsl import Node, any_json, integer, obj, required, string
 from toolcontract.renderers._ecma import js_property, js_string, utf16_length, utf16_slice
+from toolcontract.renderers._options import positive_integer
 
 __all__ = [
     "DEFAULT_RALPH_MAX_RESULT_CHARS",
@@ -23,7 +24,6 @@ __all__ = [
 DEFAULT_WORKFLOW_MAX_RESULT_CHARS: Final = 50000
 DEFAULT_RALPH_MAX_RESULT_CHARS: Final = 16384
 _RALPH_NOTICE: Final = "\n… [truncated]"
-_UNDEFINED: Final = object()
 
 WORKFLOW_SCHEMA: Final[Node] = obj(
     {"runId": required(string()), "agentsStarted": required(integer()), "result": required(any_json())}
@@ -54,29 +54,33 @@ def render_workflow(args: Any, value: Any, *, max_result_chars: int = DEFAULT_WO
 
 
 def _rounds(count: Any) -> str:
-    return f"{js_string(count)} round" if count == 1 else f"{js_string(count)} rounds"
+    one = type(count) in (int, float) and count == 1
+    return f"{js_string(count)} round" if one else f"{js_string(count)} rounds"
 
 
-def _field(record: Any, key: str) -> Any:
-    # A missing field reads as ``undefined``; a null or non-object result is read the same way here.
-    return record.get(key, _UNDEFINED) if isinstance(record, dict) else _UNDEFINED
+_RALPH_SENTENCES: Final = {
+    "complete": "Ralph worker reported completion after {rounds}.",
+    "blocked": "Ralph worker reported a blocker after {rounds}.",
+    "budget-limited": "Ralph reached its {rounds} limit; the worker reported work remaining.",
+}
 
 
 def render_ralph(args: Any, value: Any, *, max_result_chars: int = DEFAULT_RALPH_MAX_RESULT_CHARS) -> TextContent:
-    """The outcome sentence by ``result.status``, then ``Final report:`` and the pretty JSON report; capped."""
+    """The outcome sentence by ``result.status``, then ``Final report:`` and the pretty JSON report; capped.
+
+    As in the original, a ``null`` result, or one whose ``status`` is none of the three outcomes, makes the
+    renderer raise with JavaScript's message (the tool itself only ever returns one of the three).
+    """
     result = value["result"]
-    rounds_started = _field(result, "roundsStarted")
-    rounds = "undefined rounds" if rounds_started is _UNDEFINED else _rounds(rounds_started)
-    status = _field(result, "status")
-    if status == "complete":
-        sentence = f"Ralph worker reported completion after {rounds}."
-    elif status == "blocked":
-        sentence = f"Ralph worker reported a blocker after {rounds}."
-    else:
-        sentence = f"Ralph reached its {rounds} limit; the worker reported work remaining."
-    report = _field(result, "report")
-    report_text = "undefined" if report is _UNDEFINED else canonical_json(report, indent=2)
-    text = f"{sentence}\nFinal report:\n{report_text}"
+    if result is None:
+        raise TypeError("Cannot read properties of null (reading 'roundsStarted')")
+    record = result if isinstance(result, dict) else {}
+    sentence = _RALPH_SENTENCES.get(record["status"]) if isinstance(record.get("status"), str) else None
+    if sentence is None:
+        raise TypeError("Cannot read properties of undefined (reading 'length')")
+    rounds = _rounds(record["roundsStarted"]) if "roundsStarted" in record else "undefined rounds"
+    report = "undefined" if "report" not in record else canonical_json(record["report"], indent=2)
+    text = f"{sentence.format(rounds=rounds)}\nFinal report:\n{report}"
     if utf16_length(text) > max_result_chars:
         notice_length = utf16_length(_RALPH_NOTICE)
         if max_result_chars <= notice_length:
@@ -89,6 +93,8 @@ def render_ralph(args: Any, value: Any, *, max_result_chars: int = DEFAULT_RALPH
 def workflow_output(*, max_result_chars: int = DEFAULT_WORKFLOW_MAX_RESULT_CHARS) -> Output:
     """The ``workflow`` output declaration (the workflow's name comes from ``args.meta.name``)."""
 
+    max_result_chars = positive_integer("max_result_chars", max_result_chars)
+
     def render(args: Any, value: Any) -> TextContent:
         return render_workflow(args, value, max_result_chars=max_result_chars)
 
@@ -97,6 +103,8 @@ def workflow_output(*, max_result_chars: int = DEFAULT_WORKFLOW_MAX_RESULT_CHARS
 
 def ralph_output(*, max_result_chars: int = DEFAULT_RALPH_MAX_RESULT_CHARS) -> Output:
     """The ``ralph`` output declaration (same value shape as ``workflow``)."""
+
+    max_result_chars = positive_integer("max_result_chars", max_result_chars)
 
     def render(args: Any, value: Any) -> TextContent:
         return render_ralph(args, value, max_result_chars=max_result_chars)
