@@ -41,13 +41,16 @@ WEB_SEARCH_SCHEMA: Final[Node] = obj(
 
 
 def source_label(source: Any) -> str:
-    """The link text: the title, else the URL's hostname, else the URL itself."""
+    """The link text: the title when non-empty, else the URL's hostname (empty for ``mailto:`` and the like).
+
+    A URL that ``new URL`` refuses is its own label.
+    """
     title = source.get("title")
     if title:
         return str(title)
     url: str = source["url"]
     try:
-        return url_hostname(url) or url
+        return url_hostname(url)
     except InvalidUrl:
         return url
 
