@@ -270,6 +270,12 @@ const MISSING = Symbol('missing')
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/
 const NESTED_CALL_ID = /^(?<outer>.+):code:[0-9]+$/
 
+/** The value of the first of `keys` that `object` owns, else `fallback`. */
+function firstOwn(object, keys, fallback) {
+  const key = keys.find(candidate => Object.hasOwn(object, candidate))
+  return key === undefined ? fallback : object[key]
+}
+
 function isRecord(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
@@ -544,15 +550,15 @@ class ScenarioRun {
     const projector = output?.presentationMeta !== undefined ? this.projector(output.presentationMeta) : undefined
     const finalizeContent = spec.finalizeContent !== undefined ? this.finalizer(spec.finalizeContent) : undefined
     const execute = this.body(spec.body)
-    const description = spec.description ?? name
+    const description = Object.hasOwn(spec, 'description') ? spec.description : name
     const timeout = Object.hasOwn(spec, 'timeoutMs') ? { timeoutMs: materialize(spec.timeoutMs) } : {}
-    if (output !== undefined && spec.rawParameters === undefined) {
+    if (output !== undefined && !Object.hasOwn(spec, 'rawParameters')) {
       const defined = defineTool({
         name,
         description,
-        parameters: materialize(spec.parameters ?? {}),
+        parameters: materialize(Object.hasOwn(spec, 'parameters') ? spec.parameters : {}),
         output: {
-          schema: materialize(output.schema ?? { type: 'json' }),
+          schema: materialize(Object.hasOwn(output, 'schema') ? output.schema : { type: 'json' }),
           render,
           ...projector !== undefined ? { presentationMeta: projector } : {},
         },
@@ -566,7 +572,7 @@ class ScenarioRun {
     const definition = {
       name,
       description,
-      parameters: materialize(spec.rawParameters ?? spec.parameters ?? {}),
+      parameters: materialize(firstOwn(spec, ['rawParameters', 'parameters'], {})),
       execute,
       ...finalizeContent !== undefined ? { finalizeContent } : {},
       ...timeout,
