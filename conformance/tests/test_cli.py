@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from fake_suite import write_suite
+from fake_suite import ByName, write_suite
 
 from toolcontract_conformance.cli import main
+from toolcontract_conformance.implementation import ImplementationInfo, Outcome, Skipped
 from toolcontract_conformance.report import validate_report
 
-SCRIPT = Path(__file__).with_name("misbehaving_adapter.py")
+HERE = Path(__file__).parent
+SCRIPT = HERE / "misbehaving_adapter.py"
 
 
 @pytest.fixture
@@ -62,7 +69,15 @@ def test_a_written_baseline_makes_the_next_run_pass(
     ]
     capsys.readouterr()
     assert main(["check", "--impl", "fake_suite:implementation", *suite, "--baseline", str(baseline)]) == 0
-    assert "Known failures, listed in the baseline (2):" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Known failures, listed in the baseline (2):" in out
+    assert (
+        out.rstrip()
+        .splitlines()[-1]
+        .startswith(
+            "PASS (2 known failures excused by the baseline): 2 passed, 0 failed, 0 errored, 2 skipped, 2 known of 6"
+        )
+    )
     stale = {"formatVersion": 1, "knownFailures": [*written["knownFailures"], {"scenario": "ok-plain"}]}
     baseline.write_text(json.dumps(stale))
     assert main(["check", "--impl", "fake_suite:implementation", *suite, "--baseline", str(baseline)]) == 1
@@ -172,3 +187,270 @@ def test_check_draws_a_progress_bar_on_a_terminal(suite: list[str], monkeypatch:
     main(["check", "--impl", "fake_suite:implementation", *suite])
     drawn = terminal.getvalue()
     assert "\r\x1b[2K[" in drawn and " 6/6 (2 failing) " in drawn and drawn.endswith("\r\x1b[2K")
+
+
+# --- several implementations ------------------------------------------------------------------------------
+
+
+def test_check_runs_several_implementations_side_by_side(
+    suite: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.json"
+    adapter = f"{sys.executable} {SCRIPT} good"
+    status = main(
+        ["check", "--impl", "fake_suite:implementation", "--impl-cmd", adapter, *suite, "--report", str(report)]
+    )
+    out = capsys.readouterr().out
+    assert status == 1  # the first fails, the second passes: 0 only when every run passes
+    assert out.startswith("[1/2] --impl fake_suite:implementation\nby-name 0.1 (python)\n")
+    assert f"\n\n[2/2] --impl-cmd {adapter}\nmisbehaving 0 (python)\n" in out
+    assert out.count("passed   failed  errored  skipped    known") == 2
+    summary = out.rstrip().splitlines()[-3:]
+    assert summary[0] == "2 implementations:"
+    assert summary[1].startswith("  #1 by-name 0.1    FAIL: 2 passed, 1 failed, 1 errored, 2 skipped of 6 scenarios")
+    assert summary[2].startswith("  #2 misbehaving 0  PASS: 5 passed, 0 failed, 0 errored, 1 skipped of 6 scenarios")
+    written = json.loads(report.read_text())
+    validate_report(written)
+    assert [run["selectedBy"] for run in written["implementations"]] == [
+        {"option": "--impl", "value": "fake_suite:implementation"},
+        {"option": "--impl-cmd", "value": adapter},
+    ]
+    assert [run["verdict"] for run in written["implementations"]] == ["fail", "pass"] and not written["ok"]
+    assert main(["check", "--impl", "fake_suite:implementation", "--impl-cmd", adapter, *suite, "-k", "ok-"]) == 0
+
+
+def test_a_baseline_belongs_to_the_implementation_given_before_it(
+    suite: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = tmp_path / "baseline.json"
+    assert main(["check", "--impl", "fake_suite:implementation", *suite, "--write-baseline", str(baseline)]) == 1
+    report = tmp_path / "report.json"
+    twice = ["--impl", "fake_suite:implementation", "--impl", "fake_suite:implementation", "--baseline", str(baseline)]
+    assert main(["check", *twice, *suite, "--report", str(report)]) == 1
+    first, second = json.loads(report.read_text())["implementations"]
+    assert "baselineFile" not in first and first["verdict"] == "fail"
+    assert second["baselineFile"] == str(baseline) and second["verdict"] == "pass"
+    capsys.readouterr()
+    both = ["--impl", "fake_suite:implementation", "--baseline", str(baseline)] * 2
+    assert main(["check", *both, *suite]) == 0
+    assert (
+        capsys.readouterr().out.count("PASS (2 known failures excused by the baseline)") == 4
+    )  # each run, then the summary
+    # one implementation: the baseline may stand anywhere
+    assert main(["check", "--baseline", str(baseline), "--impl", "fake_suite:implementation", *suite]) == 0
+    capsys.readouterr()
+    assert main(["check", "--baseline", str(baseline), *twice[:4], *suite]) == 2
+    assert "comes before every --impl/--impl-cmd" in capsys.readouterr().err
+    assert main(["check", *twice, "--baseline", str(baseline), *suite]) == 2
+    assert "has two --baseline files" in capsys.readouterr().err
+
+
+def test_write_baseline_pairs_the_same_way(suite: list[str], tmp_path: Path) -> None:
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    adapter = f"{sys.executable} {SCRIPT} good"
+    arguments = ["--impl", "fake_suite:implementation", "--write-baseline", str(first), "--impl-cmd", adapter]
+    assert main(["check", *arguments, "--write-baseline", str(second), *suite]) == 1
+    assert [entry["scenario"] for entry in json.loads(first.read_text())["knownFailures"]] == ["bad-meta", "err-hook"]
+    assert json.loads(second.read_text())["knownFailures"] == []
+    assert main(["check", *arguments, "--write-baseline", str(first), *suite]) == 2  # one file, written twice
+
+
+# --- no green by accident ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--impl-cmd", "--impl"])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_implementation_is_a_usage_error(
+    suite: list[str], option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", option, value, *suite]) == 2
+    assert f"toolcontract check: {option} is empty" in capsys.readouterr().err
+
+
+def test_an_adapter_command_that_cannot_be_split_is_a_usage_error(
+    suite: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--impl-cmd", 'node "adapter.mjs', *suite]) == 2
+    assert "No closing quotation" in capsys.readouterr().err
+
+
+class DeclaresNothing:
+    """Declares no capability and declines whatever it is sent."""
+
+    def start(self) -> ImplementationInfo:
+        return ImplementationInfo("declines", "python", "0", ())
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        return Skipped("not implemented")
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_run_in_which_nothing_passed_fails(
+    suite: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "r.json"
+    assert main(["check", "--impl", "test_cli:DeclaresNothing", *suite, "--report", str(report)]) == 1
+    verdict = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert verdict.startswith("NOTHING PASSED (it declares no capability): 0 passed, 0 failed, 0 errored, 6 skipped")
+    assert json.loads(report.read_text())["implementations"][0]["verdict"] == "nothing-passed"
+    assert main(["check", "--impl", "fake_suite:implementation", *suite, "-k", "skip-"]) == 1
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("NOTHING PASSED: 0 passed")
+
+
+def test_fail_on_skip_and_require(suite: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    ok = ["check", "--impl", "fake_suite:implementation", *suite, "-k", "ok-"]
+    assert main([*ok, "--fail-on-skip"]) == 1
+    assert (
+        "\nFAIL (1 skipped, with --fail-on-skip): 2 passed, 0 failed, 0 errored, 1 skipped of 3"
+        in capsys.readouterr().out
+    )
+    assert main([*ok, "--require", "mcp", "--require", "wrappers"]) == 1
+    lines = capsys.readouterr().out.rstrip().splitlines()
+    assert lines[-1].startswith("FAIL (does not declare the required capability mcp): 2 passed, 0 failed")
+    assert main([*ok, "--require", "wrappers"]) == 0
+    assert main([*ok, "--require", ""]) == 2
+
+
+# --- output paths, before anything runs -------------------------------------------------------------------
+
+
+class Counting(ByName):
+    """The by-name implementation, counting the scenarios it is sent."""
+
+    ran = 0
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        Counting.ran += 1
+        return super().run(seq, scenario)
+
+
+@pytest.mark.parametrize("option", ["--report", "--write-baseline"])
+def test_unwritable_outputs_are_refused_before_any_scenario_runs(
+    suite: list[str], tmp_path: Path, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    Counting.ran = 0
+    for target, problem in [
+        (tmp_path / "missing" / "out.json", f"the folder {tmp_path / 'missing'} does not exist"),
+        (tmp_path / "a-file" / "out.json", f"{tmp_path / 'a-file'} is not a folder"),
+        (tmp_path, "that is a folder"),
+    ]:
+        assert main(["check", "--impl", "test_cli:Counting", *suite, option, str(target)]) == 2
+        captured = capsys.readouterr()
+        assert captured.err == f"toolcontract check: {option} {target}: {problem}\n" and captured.out == ""
+    assert Counting.ran == 0
+
+
+# --- Ctrl-C -----------------------------------------------------------------------------------------------
+
+
+class Interrupted(ByName):
+    """The by-name implementation, interrupted (Ctrl-C) during its fourth scenario, ``ok-nested``."""
+
+    stopped = False
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        if scenario["id"] == "ok-nested":
+            raise KeyboardInterrupt
+        return super().run(seq, scenario)
+
+    def stop(self) -> None:
+        Interrupted.stopped = True
+
+
+@pytest.mark.parametrize("suffix", [".json", ".html"])
+def test_ctrl_c_stops_the_adapter_and_writes_a_partial_report(
+    suite: list[str], tmp_path: Path, suffix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / f"report{suffix}"
+    Interrupted.stopped = False
+    second = ["--impl-cmd", f"{sys.executable} {SCRIPT} good"]
+    status = main(["check", "--impl", "test_cli:Interrupted", *second, *suite, "--report", str(report)])
+    captured = capsys.readouterr()
+    assert status == 130 and Interrupted.stopped
+    assert captured.err == (
+        "toolcontract check: interrupted after 3 of 6 scenarios of implementation 1 of 2 "
+        f"(--impl test_cli:Interrupted); partial report written to {report}\n"
+    )
+    assert captured.out == ""
+    if suffix == ".html":
+        assert "INTERRUPTED (after 3 of 6 scenarios)" in report.read_text()
+        return
+    written = json.loads(report.read_text())
+    validate_report(written)
+    assert written["partial"] is True and written["ok"] is False
+    assert written["notRun"] == [{"option": "--impl-cmd", "value": second[1]}]
+    [run] = written["implementations"]
+    assert run["verdict"] == "interrupted" and run["selected"] == 6
+    assert [scenario["id"] for scenario in run["scenarios"]] == ["bad-meta", "err-hook", "ok-mcp"]
+
+
+def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from toolcontract_conformance.cli import main; sys.exit(main())",
+        "check",
+        "--impl-cmd",
+        f"{sys.executable} {SCRIPT} hang",
+        "--timeout",
+        "30",
+        *suite,
+        "--report",
+        str(report),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)  # long enough to start the adapter and send it the first scenario
+    began = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert time.monotonic() - began < 10  # the hung adapter is stopped, not waited for
+    assert err.splitlines()[-1].startswith("toolcontract check: interrupted after 0 of 6 scenarios; partial report")
+    assert json.loads(report.read_text())["partial"] is True
+
+
+# --- strings the contract allows, on a pipe ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-8", "ascii"])
+def test_check_prints_and_reports_lone_surrogates(tmp_path: Path, encoding: str | None) -> None:
+    from test_report import surrogate_suite
+
+    scenarios, goldens = surrogate_suite(tmp_path / "suite")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    environment.pop("PYTHONIOENCODING", None)
+    if encoding is not None:
+        environment["PYTHONIOENCODING"] = encoding
+    for name in ("r.json", "r.md", "r.html"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from toolcontract_conformance.cli import main; sys.exit(main())",
+                "check",
+                "--impl",
+                "test_report:Surrogates",
+                "--scenarios",
+                str(scenarios),
+                "--goldens",
+                str(goldens),
+                "--report",
+                str(tmp_path / name),
+            ],
+            capture_output=True,
+            timeout=120,
+            check=False,
+            env=environment,
+        )
+        assert done.returncode == 1, done.stderr.decode(errors="replace")
+        assert b"Traceback" not in done.stderr
+        out = done.stdout.decode("ascii" if encoding == "ascii" else "utf-8")
+        assert "lone failed [R-SNAP-1]" in out and "cannot say \\udfff here" in out
+        assert "x" * 80 + '\\ud800" (characters 4921–5003 of 5003)' in out.replace("\\u2013", "–")
+        assert "x" * 200 not in out
+        assert "\\ud800" in (tmp_path / name).read_text(encoding="utf-8")
+    assert main(["report", str(tmp_path / "r.json")]) == 0

@@ -1,19 +1,24 @@
-"""The ``toolcontract`` command: check an implementation, render reports, list the cases, render and replay.
+"""The ``toolcontract`` command: check implementations, render reports, list the cases, render and replay.
 
-Exit status: 0 when everything asked for succeeded (``check``: every scenario passed, was skipped, or is a
-known failure of the baseline); 1 when ``check`` found a failure; 2 for a usage error or when the
-implementation could not be started.
+Exit status: 0 when everything asked for succeeded (``check``: the verdict of every implementation's run is
+PASS); 1 when ``check`` found a failure, or a run in which nothing passed; 2 for a usage error (an output file
+that cannot be written is found before any scenario runs) or when an implementation could not be started;
+130 when ``check`` was interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import json
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,9 +26,20 @@ from toolcontract_conformance._schemas import load_schema
 from toolcontract_conformance.adapters.inprocess import InProcess
 from toolcontract_conformance.adapters.subprocess import Subprocess
 from toolcontract_conformance.baseline import Baseline, BaselineError, KnownFailure
+from toolcontract_conformance.display import visible
 from toolcontract_conformance.exceptions import AdapterError
-from toolcontract_conformance.implementation import Implementation
-from toolcontract_conformance.report import ReportError, ReportFormat, render, report_json, validate_report
+from toolcontract_conformance.implementation import Implementation, ImplementationInfo, Outcome
+from toolcontract_conformance.report import (
+    Policy,
+    ReportError,
+    ReportFormat,
+    Run,
+    read_report,
+    render,
+    report_json,
+    run_json,
+    verdict_line,
+)
 from toolcontract_conformance.runner import (
     NO_RULE,
     ScenarioResult,
@@ -44,6 +60,16 @@ _DELEGATED = {
     "replay": ("toolcontract_conformance.replay_cli", "replay_command", "derive the model messages from a session log"),
 }
 
+_CHECK_EPILOG = """\
+Several implementations: give --impl and --impl-cmd as often as needed, in any mix; each runs the same
+scenarios in turn (its own start and stop), and --report puts them side by side.
+Pairing: a --baseline or --write-baseline belongs to the --impl or --impl-cmd given last before it, at most
+one of each per implementation. With a single implementation it may stand anywhere. Example, a baseline for
+the second implementation only:
+  toolcontract check --impl pkg:impl --impl-cmd "node adapter.mjs" --baseline baseline.json
+Exit status: 0 every run passed, 1 a run failed or nothing passed in it, 2 usage error or an implementation
+could not be started, 130 interrupted."""
+
 
 class _UsageError(Exception):
     """A problem with what the user asked for: reported in one line, exit status 2."""
@@ -54,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in _DELEGATED:
         return _delegate(arguments[0], arguments[1:])
+    _escape_what_cannot_be_encoded(sys.stdout)
     parser = _parser()
     options = parser.parse_args(arguments)
     if options.command is None:
@@ -63,12 +90,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(options)
     except _UsageError as error:
-        print(f"toolcontract {options.command}: {error}", file=sys.stderr)
+        print(visible(f"toolcontract {options.command}: {error}"), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"toolcontract {options.command}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # The reader went away (``toolcontract cases | head``): stop quietly, as a killed pipe writer would.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _escape_what_cannot_be_encoded(stream: IO[str]) -> None:
+    # Output is made visible() already; this keeps a narrower encoding (PYTHONIOENCODING=ascii) from crashing.
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="backslashreplace")
+
+
+def _out(text: str) -> None:
+    print(visible(text))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,17 +118,45 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = commands.add_parser("check", help="run the scenarios against an implementation")
-    implementation = check.add_mutually_exclusive_group()
-    implementation.add_argument(
-        "--impl", metavar="MODULE:ATTR", help=f"a Python object (default: {DEFAULT_IMPLEMENTATION})"
+    check = commands.add_parser(
+        "check",
+        help="run the scenarios against one or more implementations",
+        epilog=_CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    implementation.add_argument("--impl-cmd", metavar="CMD", help="a command speaking the adapter protocol")
+    check.set_defaults(targets=[], baselines=[], written_baselines=[])
+    check.add_argument(
+        "--impl",
+        action=_AddTarget,
+        metavar="MODULE:ATTR",
+        help=f"a Python object; repeatable (default, when neither option is given: {DEFAULT_IMPLEMENTATION})",
+    )
+    check.add_argument("--impl-cmd", action=_AddTarget, metavar="CMD", help="a command speaking the adapter protocol")
     check.add_argument("-k", dest="pattern", metavar="PATTERN", help="only scenarios whose id contains PATTERN")
     check.add_argument("--rule", action="append", default=[], metavar="R-…", help="only scenarios of this rule")
-    check.add_argument("--baseline", metavar="FILE", help="a baseline file of known failures")
-    check.add_argument("--write-baseline", metavar="FILE", help="write the run's failures as a baseline file")
+    check.add_argument(
+        "--baseline",
+        action=_PairWithTarget,
+        dest="baselines",
+        metavar="FILE",
+        help="known failures of the implementation given last before it (see Pairing below)",
+    )
+    check.add_argument(
+        "--write-baseline",
+        action=_PairWithTarget,
+        dest="written_baselines",
+        metavar="FILE",
+        help="write the failures of the implementation given last before it as a baseline file",
+    )
     check.add_argument("--report", metavar="FILE", help="write the report (.json, .md or .html, by suffix)")
+    check.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        metavar="CAPABILITY",
+        help="fail a run whose implementation does not declare CAPABILITY (repeatable)",
+    )
+    check.add_argument("--fail-on-skip", action="store_true", help="fail a run in which any scenario was skipped")
     check.add_argument("--validate-protocol", action="store_true", help="check every message against the schemas")
     check.add_argument("--timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
     check.add_argument("--startup-timeout", type=float, default=30.0, metavar="S", help="seconds to answer start")
@@ -127,7 +195,116 @@ def _print_schema(file_name: str) -> int:
     return 0
 
 
-# --- check -----------------------------------------------------------------------------------------------
+# --- check: the command line -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """One implementation named on the command line, with the baseline files paired with it."""
+
+    option: str
+    value: str
+    baseline: str | None = None
+    write_baseline: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.option} {self.value}"
+
+
+class _AddTarget(argparse.Action):
+    """``--impl`` / ``--impl-cmd``: one more implementation, in command-line order."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        namespace.targets = [*namespace.targets, _Target(option_string or self.option_strings[0], str(values))]
+
+
+class _PairWithTarget(argparse.Action):
+    """``--baseline`` / ``--write-baseline``: a file for the implementation named last before it.
+
+    Each is recorded as (index of that implementation, -1 when none came before; the option; the file).
+    """
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        pairs = getattr(namespace, self.dest)
+        setattr(namespace, self.dest, [*pairs, (len(namespace.targets) - 1, option_string, str(values))])
+
+
+def _targets(options: argparse.Namespace) -> list[_Target]:
+    """The implementations to check, in order, each with its baseline files (usage errors raised here)."""
+    targets: list[_Target] = list(options.targets)
+    for target in targets:
+        if not target.value.strip():
+            raise _UsageError(f"{target.option} is empty: name the implementation (an unset variable?)")
+    if not targets:
+        targets = [_Target("--impl", DEFAULT_IMPLEMENTATION)]
+    for field_name, pairs in (("baseline", options.baselines), ("write_baseline", options.written_baselines)):
+        for index, option, file in pairs:
+            if not file.strip():
+                raise _UsageError(f"{option} is empty: name the file")
+            if index < 0 and len(targets) > 1:
+                raise _UsageError(
+                    f"{option} {file} comes before every --impl/--impl-cmd: with several implementations, "
+                    "give it right after the implementation it belongs to"
+                )
+            position = max(index, 0)
+            if getattr(targets[position], field_name) is not None:
+                raise _UsageError(
+                    f"{targets[position]} has two {option} files: one per implementation, "
+                    "each given after the implementation it belongs to"
+                )
+            targets[position] = replace(targets[position], **{field_name: file})
+    return targets
+
+
+def _writable(file: str, option: str) -> Path:
+    """``file`` when it can be written; a usage error, before anything runs, otherwise."""
+    path = Path(file)
+    folder = path.parent
+    if path.is_dir():
+        raise _UsageError(f"{option} {file}: that is a folder")
+    if not folder.exists():
+        raise _UsageError(f"{option} {file}: the folder {folder} does not exist")
+    if not folder.is_dir():
+        raise _UsageError(f"{option} {file}: {folder} is not a folder")
+    if not os.access(path if path.exists() else folder, os.W_OK):
+        raise _UsageError(f"{option} {file}: permission denied")
+    return path
+
+
+def _outputs(options: argparse.Namespace, targets: list[_Target]) -> None:
+    """Check every output file before any scenario runs: writable, and no file written twice."""
+    named = [("--report", options.report)] if options.report else []
+    named += [("--write-baseline", target.write_baseline) for target in targets if target.write_baseline]
+    seen: dict[Path, str] = {}
+    for option, file in named:
+        if not file.strip():
+            raise _UsageError(f"{option} is empty: name the file")
+        path = _writable(file, option).resolve()
+        if path in seen:
+            raise _UsageError(f"{option} {file}: {seen[path]} writes that file already")
+        seen[path] = f"{option} {file}"
+
+
+def _policy(options: argparse.Namespace) -> Policy:
+    for capability in options.require:
+        if not capability.strip():
+            raise _UsageError("--require is empty: name the capability")
+    return Policy(tuple(dict.fromkeys(options.require)), options.fail_on_skip)
+
+
+# --- check: the runs -------------------------------------------------------------------------------------
 
 
 def _load_scenarios(directory: str | None) -> list[dict[str, Any]]:
@@ -150,55 +327,157 @@ def _goldens_dir(directory: str | None) -> Path:
         raise _UsageError(str(error)) from None
 
 
-def _implementation(options: argparse.Namespace) -> Implementation:
-    if options.impl_cmd:
-        return Subprocess(
-            options.impl_cmd,
-            timeout=30.0 if options.timeout is None else options.timeout,
-            startup_timeout=options.startup_timeout,
-            validate_protocol=options.validate_protocol,
-        )
-    return InProcess(options.impl or DEFAULT_IMPLEMENTATION, timeout=options.timeout)
+def _implementation(target: _Target, options: argparse.Namespace) -> Implementation:
+    if target.option == "--impl-cmd":
+        try:
+            return Subprocess(
+                target.value,
+                timeout=30.0 if options.timeout is None else options.timeout,
+                startup_timeout=options.startup_timeout,
+                validate_protocol=options.validate_protocol,
+            )
+        except ValueError as error:
+            raise _UsageError(f"{target}: {error}") from None
+    return InProcess(target.value, timeout=options.timeout)
+
+
+def _baseline(target: _Target) -> Baseline | None:
+    try:
+        return Baseline.load(target.baseline) if target.baseline else None
+    except BaselineError as error:
+        raise _UsageError(str(error)) from None
+
+
+class _Recorded:
+    """An implementation that remembers its ``start`` answer, so that an interrupted run keeps its metadata."""
+
+    def __init__(self, inner: Implementation) -> None:
+        self.inner = inner
+        self.info: ImplementationInfo | None = None
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+    def start(self) -> ImplementationInfo:
+        self.info = self.inner.start()
+        return self.info
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        return self.inner.run(seq, scenario)
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+
+class _Interrupted(Exception):
+    """Ctrl-C during a run: the scenarios that had finished, as a suite when the implementation had started."""
+
+    def __init__(self, done: int, suite: SuiteResult | None) -> None:
+        super().__init__("interrupted")
+        self.done = done
+        self.suite = suite
 
 
 def _check(options: argparse.Namespace) -> int:
     if options.schema:
         return _print_schema("report.schema.json")
+    targets = _targets(options)
+    policy = _policy(options)
+    _outputs(options, targets)
     everything = _load_scenarios(options.scenarios)
     chosen = select(everything, pattern=options.pattern, rules=options.rule)
     if not chosen:
         raise _UsageError("no scenario matches the selection")
-    try:
-        baseline = Baseline.load(options.baseline) if options.baseline else None
-    except BaselineError as error:
-        raise _UsageError(str(error)) from None
-    implementation = _implementation(options)
+    baselines = [_baseline(target) for target in targets]
+    implementations = [_implementation(target, options) for target in targets]
+    goldens = golden_directory(_goldens_dir(options.goldens))
+    all_ids = {str(scenario["id"]) for scenario in everything}
+    runs: list[Run] = []
+    for position, target in enumerate(targets):
+        try:
+            suite = _run_one(implementations[position], chosen, goldens, baselines[position], all_ids)
+        except AdapterError as error:
+            print(visible(f"toolcontract check: cannot run {implementations[position]!r}: {error}"), file=sys.stderr)
+            return 2
+        except _Interrupted as interrupted:
+            if interrupted.suite is not None:
+                runs.append(Run(interrupted.suite, (target.option, target.value), target.baseline, len(chosen)))
+            reached = interrupted.suite is not None
+            not_run = targets[position + 1 :] if reached else targets[position:]
+            return _interrupted(options, targets, position, runs, not_run, interrupted.done, len(chosen), policy)
+        run = Run(suite, (target.option, target.value), target.baseline, len(chosen))
+        runs.append(run)
+        if len(targets) > 1:
+            _out(f"{'' if position == 0 else chr(10)}[{position + 1}/{len(targets)}] {target}")
+        _out(_summary_text(run, run_json(run, policy)))
+    report = report_json(runs, policy=policy)
+    if len(runs) > 1:
+        _out(_side_by_side_text(report))
+    if options.report:
+        _write_report(report, Path(options.report))
+    for target, run in zip(targets, runs, strict=True):
+        if target.write_baseline:
+            _write_baseline(run.suite, Path(target.write_baseline))
+    return 0 if report["ok"] else 1
+
+
+def _run_one(
+    implementation: Implementation,
+    chosen: list[Any],
+    goldens: Callable[[str], bytes | None],
+    baseline: Baseline | None,
+    all_ids: set[str],
+) -> SuiteResult:
+    """Run the scenarios against one implementation; Ctrl-C becomes :class:`_Interrupted` with what finished."""
+    recorded = _Recorded(implementation)
     bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    done: list[ScenarioResult] = []
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    began = time.perf_counter()
+
+    def progress(count: int, total: int, result: ScenarioResult) -> None:
+        done.append(result)
+        if bar is not None:
+            bar.update(count, total, result)
+
     try:
-        suite = run_suite(
-            implementation,
-            chosen,
-            golden_directory(_goldens_dir(options.goldens)),
-            baseline=baseline,
-            all_ids={str(scenario["id"]) for scenario in everything},
-            progress=None if bar is None else bar.update,
-        )
-    except AdapterError as error:
-        print(f"toolcontract check: cannot run {implementation!r}: {error}", file=sys.stderr)
-        return 2
+        return run_suite(recorded, chosen, goldens, baseline=baseline, all_ids=all_ids, progress=progress)
+    except KeyboardInterrupt:
+        # run_suite has stopped the implementation on the way out.
+        suite = None
+        if recorded.info is not None:
+            suite = SuiteResult(recorded.info, tuple(done), (), time.perf_counter() - began, started)
+        raise _Interrupted(len(done), suite) from None
     finally:
         if bar is not None:
             bar.clear()
-    print(summary_text(suite))
+
+
+def _interrupted(
+    options: argparse.Namespace,
+    targets: list[_Target],
+    position: int,
+    runs: list[Run],
+    not_run: list[_Target],
+    done: int,
+    selected: int,
+    policy: Policy,
+) -> int:
+    """Say in one line how far the check got, and write the partial report; exit status 130."""
+    line = f"interrupted after {done} of {selected} scenarios"
+    if len(targets) > 1:
+        line += f" of implementation {position + 1} of {len(targets)} ({targets[position]})"
     if options.report:
-        _write_report(suite, Path(options.report))
-    if options.write_baseline:
-        _write_baseline(suite, Path(options.write_baseline))
-    return 0 if suite.ok else 1
+        named = [(target.option, target.value) for target in not_run]
+        _write_report(report_json(runs, policy=policy, not_run=named), Path(options.report))
+        line += f"; partial report written to {options.report}"
+    print(visible(f"toolcontract check: {line}"), file=sys.stderr)
+    return 130
 
 
-def summary_text(suite: SuiteResult) -> str:
-    """The table by rule, then what did not pass, then a one-line verdict."""
+def _summary_text(run: Run, entry: dict[str, Any]) -> str:
+    """The table by rule, then what did not pass, then the one-line verdict."""
+    suite = run.suite
     info = suite.implementation
     lines = [f"{info.name} {info.version} ({info.language})", "", _rule_table(suite)]
     failing = [result for result in suite.results if result.counts_as_failure]
@@ -221,13 +500,19 @@ def summary_text(suite: SuiteResult) -> str:
     if suite.baseline_problems:
         lines += ["", "Baseline problems:"]
         lines += [f"  {problem.scenario}: {problem.message}" for problem in suite.baseline_problems]
-    counts = ", ".join(f"{suite.count(status)} {status}" for status in ("passed", "failed", "errored", "skipped"))
-    if suite.known_failures:
-        counts += f", {suite.known_failures} known"
-    lines += [
-        "",
-        f"{'PASS' if suite.ok else 'FAIL'}: {counts} of {len(suite.results)} scenarios in {suite.seconds:.2f} s",
+    lines += ["", verdict_line(entry)]
+    return "\n".join(lines)
+
+
+def _side_by_side_text(report: dict[str, Any]) -> str:
+    runs = report["implementations"]
+    names = [
+        f"#{index + 1} {run['implementation']['name']} {run['implementation']['version']}"
+        for index, run in enumerate(runs)
     ]
+    width = max(len(name) for name in names)
+    lines = ["", f"{len(runs)} implementations:"]
+    lines += [f"  {name.ljust(width)}  {verdict_line(run)}" for name, run in zip(names, runs, strict=True)]
     return "\n".join(lines)
 
 
@@ -247,10 +532,10 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
-def _write_report(suite: SuiteResult, file: Path) -> None:
+def _write_report(report: dict[str, Any], file: Path) -> None:
     suffixes: dict[str, ReportFormat] = {".md": "md", ".html": "html", ".htm": "html"}
     form = suffixes.get(file.suffix.lower(), "json")
-    file.write_text(render(report_json(suite), form), encoding="utf-8")
+    file.write_text(render(report, form), encoding="utf-8")
 
 
 def _write_baseline(suite: SuiteResult, file: Path) -> None:
@@ -262,7 +547,7 @@ def _write_baseline(suite: SuiteResult, file: Path) -> None:
         elif result.status == "errored":
             entries[result.scenario] = KnownFailure(result.scenario, (), result.message)
     text = json.dumps(Baseline(entries).to_json(), indent=2, ensure_ascii=False) + "\n"
-    file.write_text(text, encoding="utf-8")
+    file.write_text(visible(text), encoding="utf-8")
 
 
 class _ProgressBar:
@@ -278,7 +563,7 @@ class _ProgressBar:
         counter = f" {done}/{total}" + (f" ({self.failing} failing)" if self.failing else "") + " "
         width = max(10, min(40, columns - len(counter) - 20))
         filled = width * done // max(total, 1)
-        label = result.scenario[: max(0, columns - width - len(counter) - 3)]
+        label = visible(result.scenario)[: max(0, columns - width - len(counter) - 3)]
         self.stream.write("\r\x1b[2K[" + "█" * filled + "·" * (width - filled) + "]" + counter + label)
         self.stream.flush()
 
@@ -296,11 +581,8 @@ def _report(options: argparse.Namespace) -> int:
     if options.file is None:
         raise _UsageError("give the JSON report to render (toolcontract check --report FILE writes one)")
     try:
-        report = json.loads(Path(options.file).read_text(encoding="utf-8"))
-        validate_report(report)
-    except (OSError, ValueError) as error:
-        raise _UsageError(f"{options.file}: {error}") from None
-    except ReportError as error:
+        report = read_report(json.loads(Path(options.file).read_text(encoding="utf-8")))
+    except (OSError, ValueError, ReportError) as error:
         raise _UsageError(f"{options.file}: {error}") from None
     text = render(report, options.format)
     if options.output:
@@ -355,20 +637,20 @@ def _cases(options: argparse.Namespace) -> int:
         "rules": rules,
     }
     if options.format == "json":
-        print(json.dumps(listing, indent=2, ensure_ascii=False))
+        _out(json.dumps(listing, indent=2, ensure_ascii=False))
         return 0
     width = max((len(item["id"]) for item in listing["scenarios"]), default=10)
-    print(f"{len(listing['scenarios'])} scenarios")
+    _out(f"{len(listing['scenarios'])} scenarios")
     for item in listing["scenarios"]:
         requires = f" (requires {', '.join(item['requires'])})" if item["requires"] else ""
-        print(f"  {item['id'].ljust(width)}  {', '.join(item['rules']) or NO_RULE}{requires}")
+        _out(f"  {item['id'].ljust(width)}  {', '.join(item['rules']) or NO_RULE}{requires}")
     rule_width = max((len(entry["rule"]) for entry in rules), default=10)
-    print(f"\n{len(rules)} rules")
+    _out(f"\n{len(rules)} rules")
     for entry in rules:
         text = entry.get("text", "")
         shown = text if len(text) <= 90 else text[:89] + "…"
         count = len(entry["scenarios"])
-        print(f"  {entry['rule'].ljust(rule_width)}  {count:>3} scenario(s)" + (f"  {shown}" if shown else ""))
+        _out(f"  {entry['rule'].ljust(rule_width)}  {count:>3} scenario(s)" + (f"  {shown}" if shown else ""))
     return 0
 
 

@@ -58,7 +58,7 @@ class Excerpt:
 
     @property
     def offsets(self) -> str:
-        """Where the excerpt lies, ``characters 4920–5080 of 10002`` (empty when whole)."""
+        """Where the excerpt lies: its first and past-the-end characters, and the length (empty when whole)."""
         return "" if self.whole else f"characters {self.start}–{self.end} of {self.length}"
 
     def __str__(self) -> str:
