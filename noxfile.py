@@ -77,7 +77,7 @@ def conformance(session: nox.Session) -> None:
         *session.posargs,
     )
     outcomes = [
-        {scenario["id"]: scenario["status"] for scenario in json.loads(report.read_text())["scenarios"]}
+        {s["id"]: s["status"] for s in json.loads(report.read_text())["implementations"][0]["scenarios"]}
         for report in (in_process, subprocess)
     ]
     if outcomes[0] != outcomes[1]:
