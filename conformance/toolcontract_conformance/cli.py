@@ -131,7 +131,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MODULE:ATTR",
         help=f"a Python object; repeatable (default, when neither option is given: {DEFAULT_IMPLEMENTATION})",
     )
-    check.add_argument("--impl-cmd", action=_AddTarget, metavar="CMD", help="a command speaking the adapter protocol")
+    check.add_argument(
+        "--impl-cmd",
+        action=_AddTarget,
+        metavar="CMD",
+        help="a command speaking the adapter protocol; repeatable, in any mix with --impl",
+    )
     check.add_argument("-k", dest="pattern", metavar="PATTERN", help="only scenarios whose id contains PATTERN")
     check.add_argument("--rule", action="append", default=[], metavar="R-…", help="only scenarios of this rule")
     check.add_argument(
