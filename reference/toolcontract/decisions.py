@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from toolcontract.jsonvalue import JsonValue
 from toolcontract.result import ABSENT, Absent
@@ -19,6 +20,8 @@ __all__ = [
     "Deny",
     "PostExecuteDecision",
     "PreExecuteDecision",
+    "as_post_execute_decision",
+    "as_pre_execute_decision",
 ]
 
 
@@ -79,3 +82,36 @@ class ApprovalRequest:
     call_id: str
     reason: str | None
     signal: AbortSignal | None
+
+
+# A decision of a subclass is read through the decision class's own slots: a subclass's properties never run.
+def _fields(cls: type) -> tuple[Any, ...]:
+    return tuple(cls.__dict__[field.name].__get__ for field in dataclasses.fields(cls))
+
+
+_FIELDS: Final[dict[type, tuple[Any, ...]]] = {cls: _fields(cls) for cls in (Allow, Deny, Ask, Accept, Block)}
+
+
+def _as(decision: object, kinds: tuple[type, ...]) -> Any:
+    kind = type(decision)
+    for cls in kinds:
+        if kind is cls:
+            return decision
+        if issubclass(kind, cls):
+            return cls(*(field(decision) for field in _FIELDS[cls]))
+    return None
+
+
+def as_pre_execute_decision(decision: object) -> PreExecuteDecision | None:
+    """``decision`` as an exact ``Allow``, ``Deny`` or ``Ask`` (a subclass is copied from its fields), else ``None``.
+
+    The kind is decided from the type alone, never from what the object says of itself (``__class__``).
+    """
+    result: PreExecuteDecision | None = _as(decision, (Allow, Deny, Ask))
+    return result
+
+
+def as_post_execute_decision(decision: object) -> PostExecuteDecision | None:
+    """``decision`` as an exact ``Accept`` or ``Block`` (a subclass is copied from its fields), else ``None``."""
+    result: PostExecuteDecision | None = _as(decision, (Accept, Block))
+    return result

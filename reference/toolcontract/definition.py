@@ -64,7 +64,10 @@ class ToolDefinition:
 
 def is_positive_finite(number: object) -> bool:
     """The contract's timeout check: a finite number greater than zero (``bool`` is not a number)."""
-    return type(number) in (int, float) and math.isfinite(number) and number > 0  # type: ignore[arg-type,operator]
+    kind = type(number)  # compared by identity: a metaclass's __eq__ must not decide
+    if kind is int:
+        return number > 0  # type: ignore[operator]
+    return kind is float and math.isfinite(number) and number > 0  # type: ignore[arg-type,operator]
 
 
 def define_tool(

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from typing import Any, Final
+
+from toolcontract.jsonvalue import format_number, plain_str, type_name
 
 __all__ = [
     "ABORTED",
@@ -17,7 +21,9 @@ __all__ = [
     "ToolOutputError",
     "ToolTimeoutError",
     "contract_error_name",
+    "error_info",
     "error_message",
+    "is_interrupt",
 ]
 
 ABORTED = "ABORTED"
@@ -80,7 +86,7 @@ class ToolTimeoutError(HarnessError):
     """A timeout wrapper's authored failure (``TOOL_TIMEOUT``)."""
 
     def __init__(self, timeout_ms: float) -> None:
-        super().__init__(f"tool call timed out after {timeout_ms:g}ms", "TOOL_TIMEOUT")
+        super().__init__(f"tool call timed out after {format_number(timeout_ms)}ms", "TOOL_TIMEOUT")
 
 
 class CodeRunFailedError(HarnessError):
@@ -101,35 +107,76 @@ class DuplicateToolError(ValueError):
 
 def contract_error_name(error: BaseException) -> str:
     """The contract's name for an exception: a HarnessError's ``name``, ``TypeError``, or ``Error``."""
-    if isinstance(error, HarnessError):
-        return error.name
-    if isinstance(error, TypeError):
+    kind = type(error)
+    if issubclass(kind, HarnessError):
+        name = plain_str(getattr(error, "name", None))
+        return name if name is not None else type_name(kind)
+    if issubclass(kind, TypeError):
         return "TypeError"
     return "Error"
 
 
 _UNPRINTABLE = "<unprintable thrown value>"
+_ARGS: Final[Any] = BaseException.__dict__["args"]
 
 
 def error_message(thrown: object) -> str:
-    """The message of any raised or returned error value; total (never raises).
+    """The message of any raised or returned error value; total (never raises, whatever the value does).
 
-    An exception gives its message (``str(exc)``, or its ``message`` attribute when it is a string);
-    another object with a string ``message`` attribute gives that; anything else gives ``str(value)``.
+    An exception gives its string ``message`` attribute, else its single argument's text, else ``str(exc)``;
+    another object gives its string ``message`` attribute, else ``str(value)``. A string subclass counts as its
+    exact ``str`` copy. When reading the value raises anything at all, the message is
+    ``<unprintable thrown value>`` (digest 5.5).
     """
     try:
-        if isinstance(thrown, HarnessError):
-            return thrown.message if type(thrown.message) is str else str(thrown.message)
-        if isinstance(thrown, BaseException):
-            message = getattr(thrown, "message", None)
-            if type(message) is str:
-                return message
-            text = str(thrown) if not thrown.args or len(thrown.args) > 1 else str(thrown.args[0])
-            return text if type(text) is str else _UNPRINTABLE
         message = getattr(thrown, "message", None)
-        if type(message) is str:
-            return message
-        text = str(thrown)
-        return text if type(text) is str else _UNPRINTABLE
-    except Exception:
+        text = plain_str(message)
+        if text is not None:
+            return text
+        if issubclass(type(thrown), BaseException):
+            args = _ARGS.__get__(thrown)
+            text = plain_str(str(args[0]) if len(args) == 1 else str(thrown))
+        else:
+            text = plain_str(str(thrown))
+    except BaseException:  # the value's own code raised while being read: inspection stays total
         return _UNPRINTABLE
+    return text if text is not None else _UNPRINTABLE
+
+
+def error_info(thrown: object) -> tuple[str, str] | None:
+    """``(name, code)`` of a raised :class:`HarnessError`, else ``None`` (digest 5.4).
+
+    Read once each; when either cannot be read, or is not a string, the failure carries no info (as when the
+    contract's getter throws).
+    """
+    if not issubclass(type(thrown), HarnessError):
+        return None
+    try:
+        name, code = plain_str(thrown.name), plain_str(thrown.code)  # type: ignore[attr-defined]
+    except BaseException:
+        return None
+    if name is None or code is None:
+        return None
+    return name, code
+
+
+def is_interrupt(thrown: BaseException) -> bool:
+    """True for what stops the process or the running task, which the pipeline lets through, never a failure.
+
+    That is ``KeyboardInterrupt``, ``SystemExit`` and ``GeneratorExit`` (the coroutine running the call is being
+    closed), and ``asyncio.CancelledError`` while the current task is being cancelled. A ``CancelledError`` a
+    tool raises on its own (say, from a future someone else cancelled) is the tool's failure.
+    """
+    kind = type(thrown)
+    if issubclass(kind, _STOPS):
+        return True
+    if issubclass(kind, asyncio.CancelledError):
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no running loop: nothing else could have been cancelled
+            return True
+        return task is None or task.cancelling() > 0
+    return False
+
+
+_STOPS: Final = (KeyboardInterrupt, SystemExit, GeneratorExit)

@@ -122,6 +122,9 @@ class ToolExecution:
     def signal(self, replacement: AbortSignal | None) -> None:
         if self._finished:
             raise AttributeError(f"the execution of {self._call_id!r} has finished and is frozen")
+        if replacement is not None and type(replacement) is not AbortSignal:
+            # the body stage reads the signal: a look-alike's properties would run inside the pipeline
+            raise TypeError("an execution's signal must be an AbortSignal or None")
         self._signal = replacement
 
     def defer_context(self, context: JsonValue) -> None:

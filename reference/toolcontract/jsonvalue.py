@@ -30,8 +30,10 @@ __all__ = [
     "is_array_index",
     "is_lossless_json",
     "iter_rejections",
+    "plain_str",
     "snapshot_json",
     "thaw",
+    "type_name",
 ]
 
 JsonValue: TypeAlias = Any
@@ -129,21 +131,55 @@ def _scalar_rejection(value: object) -> str | None:
     return f"unsupported-type:{_type_name(kind)}"
 
 
+def _path_key(key: object) -> PathElement:
+    """A non-string key as a rejection path element, built without running any of the key's own code.
+
+    A key is foreign data: its ``__class__``, ``__format__``, ``__repr__`` or ``__hash__`` may raise or lie, so
+    an ``int`` or ``str`` subclass becomes its exact-type copy and anything else a text naming its type.
+    """
+    kind = type(key)
+    if kind is int or kind is bool:
+        number: int = key  # type: ignore[assignment]
+    elif issubclass(kind, str):
+        return str.__str__(key)
+    elif issubclass(kind, int):
+        number = int.__pos__(key)  # type: ignore[arg-type]
+    else:
+        return _key_text(key)
+    # beyond the safe range the decimal text may be refused (int_max_str_digits): name it instead
+    return number if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER else f"<{_type_name(kind)} key>"
+
+
 def _key_text(key: object) -> str:
-    """A non-string key's text for a rejection path; a key whose ``repr`` raises must not escape the walk."""
-    try:
-        text = repr(key)
-    except Exception:
-        return f"<unprintable {_type_name(type(key))}>"
-    return text if type(text) is str else f"<unprintable {_type_name(type(key))}>"
+    """A non-string, non-integer key's text: the ``repr`` of a built-in scalar, else its type's name."""
+    kind = type(key)
+    if kind is float or kind is bytes or kind is complex or key is None:
+        return repr(key)
+    return f"<{_type_name(kind)} key>"
 
 
 def _type_name(kind: type) -> str:
-    try:
-        name = type.__getattribute__(kind, "__qualname__")
-    except Exception:
-        return "<unnamed type>"
+    # read through type's own descriptor: a metaclass may define __qualname__ (or __getattribute__) itself
+    name = _QUALNAME.__get__(kind)
     return name if type(name) is str else "<unnamed type>"
+
+
+_QUALNAME: Final[Any] = type.__dict__["__qualname__"]
+
+
+def type_name(kind: type) -> str:
+    """The qualified name of a class, read without running any code of the class or its metaclass."""
+    return _type_name(kind)
+
+
+def plain_str(value: object) -> str | None:
+    """``value`` as an exact ``str`` (a ``str`` subclass is copied without running its code), else ``None``."""
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[return-value]
+    if issubclass(kind, str):
+        return str.__str__(value)
+    return None
 
 
 class _Bail(Exception):
@@ -229,7 +265,7 @@ def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
         if advanced is not None:
             key, child = advanced
             if frame[3] and type(key) is not str:
-                frame[4] = key if isinstance(key, int | str) else _key_text(key)
+                frame[4] = _path_key(key)
                 reject("non-string-key")
                 frame[4] = None
                 continue

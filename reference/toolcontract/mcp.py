@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import inspect
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -12,7 +11,9 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from toolcontract.definition import Output, ToolDefinition
 from toolcontract.errors import JsonSchemaError
-from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, snapshot_json, thaw
+from toolcontract.frozen import FrozenDict
+from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, is_lossless_json, snapshot_json, thaw
+from toolcontract.registry import is_awaitable
 from toolcontract.result import DispatchToken, ToolResult, ToolSuccess
 from toolcontract.schema import assert_supported_schema
 
@@ -67,25 +68,61 @@ def mcp_output_schema(advertised: Any = None) -> dict[str, Any]:
     }
 
 
+_RESPONSE_FIELDS: Final = frozenset({"content", "isError", "structuredContent", "toolResult"})
+
+
+def _response_fields(result: object) -> dict[str, Any] | None:
+    """The protocol fields of a server's response, or ``None`` when it is not a JSON object.
+
+    The response is foreign data: only an exact ``dict`` counts as an object, and its fields are read by
+    iterating it once (no lookups that could reach a key's own ``__eq__``).
+    """
+    if type(result) is not dict and type(result) is not FrozenDict:
+        return None
+    return {key: item for key, item in dict.items(result) if type(key) is str and key in _RESPONSE_FIELDS}
+
+
+def _is_array(value: object) -> bool:
+    return issubclass(type(value), list)
+
+
+def _lossless(value: Any) -> JsonValue | None:
+    """A frozen copy of ``value``, or ``None`` when it is not lossless JSON."""
+    try:
+        return snapshot_json(value)
+    except NotLosslessJson:
+        return None
+
+
 def _js_truthy(value: Any) -> bool:
-    # JSON.parse'd protocol data: [] and {} are truthy in ECMAScript
-    if value is None or value is False or value == "":
-        return False
-    if type(value) in (int, float):
-        return bool(value)
+    """ECMAScript truthiness of protocol data, from the value's type alone ([] and {} are truthy there)."""
+    kind = type(value)
+    if value is None or kind is bool:
+        return value is True
+    if kind is str:
+        return bool(value != "")
+    if kind is int or kind is float:
+        return bool(value == value and value != 0)  # NaN is falsy
     return True
 
 
-def _error_text(content: Any, result: Mapping[str, Any]) -> str:
-    """The text of a failed call: the text blocks joined by newlines; for a legacy result its ``toolResult``."""
-    if isinstance(content, list):
-        return "\n".join(
-            block["text"]
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-        )
-    if "toolResult" in result:
-        return canonical_json(snapshot_json(result["toolResult"]))
+def _error_text(content: Any, fields: Mapping[str, Any]) -> str:
+    """The text of a failed call: the text blocks joined by newlines; for a legacy result its ``toolResult``.
+
+    Parts of the response that are not lossless JSON count as absent (protocol data is always JSON there).
+    """
+    if _is_array(content):
+        texts = []
+        for raw in list.__iter__(content):
+            block = _lossless(raw)
+            if type(block) is FrozenDict and block.get("type") == "text" and type(block.get("text")) is str:
+                texts.append(block["text"])
+        return "\n".join(texts)
+    if "toolResult" in fields:
+        try:
+            return canonical_json(snapshot_json(fields["toolResult"]))
+        except NotLosslessJson:
+            pass
     return "(no output)"
 
 
@@ -178,21 +215,24 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, name: str | None = N
             raise McpToolError(f'Tool "{raw_name}" requires task-based execution, which this bridge does not support')
         arguments = thaw(args) if isinstance(args, dict) else {}
         produced = server(raw_name, arguments)
-        result = await produced if inspect.isawaitable(produced) else produced
-        if not isinstance(result, Mapping):
+        result = await produced if is_awaitable(produced) else produced
+        fields = _response_fields(result)
+        if fields is None:
             raise McpToolError(f'MCP tool "{raw_name}" returned a non-object result')
-        content = result.get("content")
-        if _js_truthy(result.get("isError")):
-            raise McpToolError(_error_text(content, result))
-        if not isinstance(content, list):
-            content = [{"type": "text", "text": _error_text(content, result)}]
+        content = fields.get("content")
+        if _js_truthy(fields.get("isError")):
+            raise McpToolError(_error_text(content, fields))
+        if not _is_array(content):
+            content = [{"type": "text", "text": _error_text(content, fields)}]
         value: dict[str, Any] = {"content": content}
-        if "structuredContent" in result:
-            value["structuredContent"] = result["structuredContent"]
+        if "structuredContent" in fields:
+            value["structuredContent"] = fields["structuredContent"]
         _prepare(run, value)
         return value
 
     def _prepare(run: ToolExecution, value: dict[str, Any]) -> None:
+        if not is_lossless_json(value["content"]):
+            return  # the registry rejects this value; nothing to enrich (and foreign blocks are never read)
         try:
             parts, images = _project(value["content"])
             if not images:

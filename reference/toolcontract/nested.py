@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from toolcontract.errors import CodeRunFailedError, error_message
+from toolcontract.errors import CodeRunFailedError, error_message, is_interrupt
 from toolcontract.execution import Call, ToolExecution
-from toolcontract.jsonvalue import JsonValue, NotLosslessJson, snapshot_json
-from toolcontract.registry import RESERVED_NAME, Registry
+from toolcontract.jsonvalue import JsonValue, NotLosslessJson, plain_str, snapshot_json, type_name
+from toolcontract.registry import RESERVED_NAME, Registry, is_awaitable
 from toolcontract.result import ABSENT, ToolResult, ToolSuccess
 from toolcontract.signal import AbortController, AbortSignal
 
@@ -103,6 +102,10 @@ class Tools:
         return self[name](arguments)
 
     def __getitem__(self, name: str) -> Callable[..., Awaitable[JsonValue]]:
+        exact = plain_str(name)  # the name reaches the registry: none of a foreign object's code may come with it
+        if exact is None:
+            raise TypeError(f"a tool name must be a string, not {type_name(type(name))}")
+        name = exact
         if name == RESERVED_NAME:
             raise KeyError(f"{RESERVED_NAME} is not callable from inside a program")
 
@@ -118,9 +121,10 @@ class Tools:
 
     def log(self, text: str) -> None:
         """Capture one log entry (one entry per call, not split on newlines)."""
-        if not isinstance(text, str):
+        entry = plain_str(text)
+        if entry is None:
             raise TypeError("a log entry must be a string")
-        self._run.logs.append(text)
+        self._run.logs.append(entry)
 
     @property
     def signal(self) -> AbortSignal:
@@ -184,7 +188,9 @@ class _Run:
             normalized = snapshot_json(arguments)
         except NotLosslessJson:
             return _Pending(name, None, _Outcome(error=_UNLOSSLESS_ARGUMENTS))
-        except Exception as thrown:
+        except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             return _Pending(
                 name, None, _Outcome(error=f"tool arguments must be lossless JSON: {error_message(thrown)}")
             )
@@ -245,9 +251,9 @@ class _Run:
             if previous_commit is not None:
                 await previous_commit
             return await self._commit(identity, arguments, result)
-        except asyncio.CancelledError:
-            raise
-        except Exception as thrown:  # the bridge's own failure; the program sees it as the call's failure
+        except BaseException as thrown:  # the bridge's own failure; the program sees it as the call's failure
+            if is_interrupt(thrown):
+                raise
             return _Outcome(error=error_message(thrown))
         finally:
             if not start_done.done():
@@ -363,12 +369,13 @@ class CodeMode:
         tools = Tools(run)
         try:
             produced = program(tools)
-            if inspect.isawaitable(produced):
+            if is_awaitable(produced):
                 produced = await produced
-        except asyncio.CancelledError:
-            await run.settle("aborted")
-            raise
-        except Exception as thrown:
+        except BaseException as thrown:
+            if is_interrupt(thrown):
+                if issubclass(type(thrown), asyncio.CancelledError):  # the task is cancelled: drain, then stop
+                    await run.settle("aborted")
+                raise  # the process stops, or the coroutine is being closed (it may not await again)
             await run.settle("failed")
             return ProgramRun(ABSENT, tuple(run.logs), thrown)
         await run.settle("completed")
@@ -380,7 +387,8 @@ class CodeMode:
         Raises ``ValueError`` for a blank description and :class:`~toolcontract.errors.CodeRunFailedError`
         (``exception``, or ``invalid-output`` for a result that is not lossless JSON) when the run fails.
         """
-        if not isinstance(description, str) or not description.strip():
+        description = plain_str(description)
+        if description is None or not description.strip():
             raise ValueError("invalid description: expected a non-empty string")
         ran = await self.run(outer, program)
         if ran.error is not None:
@@ -401,9 +409,11 @@ class CodeMode:
             return
         try:
             produced = sink(event_type, data)
-            if inspect.isawaitable(produced):
+            if is_awaitable(produced):
                 await produced
-        except Exception as thrown:  # a failing sink must not change what the program sees
+        except BaseException as thrown:  # a failing sink must not change what the program sees
+            if is_interrupt(thrown):
+                raise
             logger.warning('event sink failed on "%s" for %s: %s', event_type, data["subCallId"], error_message(thrown))
 
     async def _dispatch_log_content(self, sub: SubCall) -> Any:
@@ -416,12 +426,15 @@ class CodeMode:
             if index == len(listeners):
                 return final
             produced = listeners[index](sub, lambda: step(index + 1))
-            if inspect.isawaitable(produced):
+            if is_awaitable(produced):
                 produced = await produced
             return produced
 
         try:
-            return await step(0)
-        except Exception as thrown:
+            # the log copy is logged data: a listener's answer that is not lossless JSON counts as a failure
+            return snapshot_json(await step(0))
+        except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             logger.warning("tools/code-dispatch-log listener failed for %s: %s", sub.sub_call_id, error_message(thrown))
             return final

@@ -10,11 +10,12 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import CoroutineType, GeneratorType
 from typing import Any, Final, TypeAlias
 
-from toolcontract._fused import FusedNormalization, NotNormalized
+from toolcontract._fused import FusedNormalization, OutputRejected
 from toolcontract.content import error_content, text_of_block
 from toolcontract.decisions import (
     Accept,
@@ -25,6 +26,8 @@ from toolcontract.decisions import (
     Deny,
     PostExecuteDecision,
     PreExecuteDecision,
+    as_post_execute_decision,
+    as_pre_execute_decision,
 )
 from toolcontract.definition import Output, ToolDefinition, is_positive_finite
 from toolcontract.errors import (
@@ -35,22 +38,34 @@ from toolcontract.errors import (
     ToolNotFoundError,
     ToolOutputError,
     error_message,
+    is_interrupt,
 )
 from toolcontract.execution import Call, ToolExecution
-from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, snapshot_json, thaw
+from toolcontract.frozen import FrozenList
+from toolcontract.jsonvalue import (
+    JsonValue,
+    NotLosslessJson,
+    canonical_json,
+    is_lossless_json,
+    plain_str,
+    snapshot_json,
+    thaw,
+)
 from toolcontract.result import (
     ABSENT,
     DispatchToken,
-    ErrorInfo,
     ToolError,
     ToolFailure,
     ToolResult,
     ToolSuccess,
     aborted_result,
+    failure_fields,
+    plain_error,
+    success_fields,
     tool_error_result,
 )
 from toolcontract.schema import Validator, assert_supported_schema, compile_validator
-from toolcontract.signal import fuse_signals
+from toolcontract.signal import AbortSignal, fuse_signals
 
 __all__ = [
     "Disposer",
@@ -60,6 +75,8 @@ __all__ = [
     "PreExecuteListener",
     "Registry",
     "ResultObserver",
+    "is_awaitable",
+    "settle",
 ]
 
 logger = logging.getLogger("toolcontract")
@@ -83,15 +100,24 @@ ApprovalHook: TypeAlias = Callable[[ApprovalRequest], Any]
 RESERVED_NAME: Final = "run_code"
 _ARGUMENTS_NOT_LOSSLESS: Final = "tool execution arguments must be losslessly JSON-serializable"
 _RESULT_NOT_LOSSLESS: Final = "tool result must be losslessly JSON-serializable"
-_CONTAINED: Final = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
-_PLAIN_JSON: Final = frozenset({str, int, float, bool, type(None), dict, list})
 _ALLOW: Final = Allow()
 _ACCEPT: Final = Accept()
+# read through type's own descriptors: a metaclass may define these names itself
+_CLASS_NAME: Final[Any] = type.__dict__["__name__"].__get__
+_CLASS_MRO: Final[Any] = type.__dict__["__mro__"].__get__
+_CLASS_DICT: Final[Any] = type.__dict__["__dict__"].__get__
+_CALL_FIELDS: Final = tuple(
+    Call.__dict__[name].__get__ for name in ("call_id", "name", "root_call_id", "parent", "signal", "agent")
+)
 
 
 @dataclass(frozen=True, slots=True)
 class _RegisteredTool:
+    # the definition's members, read once at registration: the pipeline never reads the definition again
+    name: str
     definition: ToolDefinition
+    execute: Callable[..., Any]
+    finalize_content: Any
     output: Output
     validator: Validator
     # the fused snapshot+validate+freeze walk for this schema, generated once it pays off
@@ -116,10 +142,17 @@ class _CallState:
         self.sealed: list[ToolResult] = []
 
     def owns(self, result: object) -> bool:
-        return result in self.owned  # results compare by identity
+        # identity only: ``in`` would ask a foreign object's __eq__ whether it is ours
+        for owned in self.owned:  # noqa: SIM110
+            if owned is result:
+                return True
+        return False
 
     def is_sealed(self, result: object) -> bool:
-        return result in self.sealed
+        for sealed in self.sealed:  # noqa: SIM110
+            if sealed is result:
+                return True
+        return False
 
     @property
     def caller_cancelled(self) -> bool:
@@ -139,17 +172,69 @@ async def _waterfall(
 
     async def step(index: int) -> Any:
         if index == len(chain):
-            return await _settle(innermost())
-        return await _settle(invoke(chain[index], lambda: step(index + 1)))
+            return await settle(innermost())
+        return await settle(invoke(chain[index], lambda: step(index + 1)))
 
     return await step(0)
 
 
-async def _settle(produced: Any) -> Any:
+def is_awaitable(produced: object) -> bool:
+    """Whether a hook's or body's return value is to be awaited, decided from its type alone.
+
+    The value is foreign: ``inspect.isawaitable`` asks the object itself (its ``__class__``), whose code may
+    raise or lie. Here only the type's own method table is read; a type whose inspection raises is not awaitable.
+    """
+    kind = type(produced)
+    if kind is CoroutineType:
+        return True
+    if kind is dict or kind is str or kind is list or produced is None or kind is int or kind is bool:
+        return False
+    if kind is GeneratorType:  # a generator-based coroutine (types.coroutine)
+        return bool(produced.gi_code.co_flags & inspect.CO_ITERABLE_COROUTINE)  # type: ignore[attr-defined]
+    try:
+        return any("__await__" in _CLASS_DICT(base) for base in _CLASS_MRO(kind))
+    except BaseException:  # a class dict with a hostile key: not something to await
+        return False
+
+
+async def settle(produced: Any) -> Any:
     """Await ``produced`` when it is awaitable (hooks and bodies may be plain or ``async``)."""
-    if inspect.isawaitable(produced):
+    if is_awaitable(produced):
         return await produced
     return produced
+
+
+def _class_name(kind: type) -> str:
+    name: str = _CLASS_NAME(kind)
+    return name
+
+
+def _reason_text(reason: object) -> str:
+    """A denial reason as a message: a string as it is, anything else as a raised value's message."""
+    text = plain_str(reason)
+    return text if text is not None else error_message(reason)
+
+
+def _call_identity(call: Call) -> tuple[str, str, str, Any, AbortSignal | None, Any]:
+    """``(call_id, name, root_call_id, parent, signal, agent)``, each read once; a malformed call is a TypeError.
+
+    The call is the caller's own typed input: a ``Call`` (a subclass is read through its fields), string ids
+    (string subclasses copied to ``str``), and an :class:`AbortSignal` or ``None``.
+    """
+    if type(call) is Call:
+        raw_id, raw_name, raw_root = call.call_id, call.name, call.root_call_id
+        parent, signal, agent = call.parent, call.signal, call.agent
+    elif issubclass(type(call), Call):
+        raw_id, raw_name, raw_root, parent, signal, agent = (field(call) for field in _CALL_FIELDS)
+    else:
+        raise TypeError(f"Registry.execute takes a Call, not {_class_name(type(call))}")
+    call_id, name = plain_str(raw_id), plain_str(raw_name)
+    root_call_id = call_id if raw_root is None else plain_str(raw_root)
+    if call_id is None or name is None or root_call_id is None:
+        raise TypeError("a call's call_id, name and root_call_id must be strings")
+    if signal is not None and type(signal) is not AbortSignal:
+        raise TypeError("a call's signal must be an AbortSignal or None")
+    return call_id, name, root_call_id, parent, signal, agent
 
 
 def _output_declaration(output: object) -> Output | None:
@@ -168,17 +253,54 @@ def _output_declaration(output: object) -> Output | None:
     return declared
 
 
+def _context_items(contexts: Any) -> Iterable[Any]:
+    """The contexts of one side of a concatenation, iterated without running any of their code."""
+    if contexts is ABSENT:
+        return ()
+    kind = type(contexts)
+    if kind is list or kind is FrozenList or kind is tuple:
+        items: Iterable[Any] = contexts
+        return items
+    if issubclass(kind, list):
+        return list.__iter__(contexts)  # the stored items, whatever the subclass says (it fails at materialization)
+    raise TypeError("additional contexts must be a list")
+
+
 def _concat_contexts(first: Any, second: Any) -> Any:
     if first is ABSENT and second is ABSENT:
         return ABSENT
-    return [*(first if first is not ABSENT else ()), *(second if second is not ABSENT else ())]
+    return [*_context_items(first), *_context_items(second)]
 
 
-def _blocked_message(feedback: Any) -> str:
-    if not isinstance(feedback, list):
+def _no_contexts(contexts: Any) -> bool:
+    """True for an empty list of contexts (a block keeps only a non-empty list)."""
+    kind = type(contexts)
+    if kind is list or kind is FrozenList or kind is tuple:
+        return not contexts
+    return issubclass(kind, list) and list.__len__(contexts) == 0
+
+
+def _blocked(decision: Block) -> ToolFailure:
+    """The failure a block decision makes: its feedback verbatim and the message derived from it (digest 6.8).
+
+    The feedback is snapshot before its blocks are read, so deriving the message runs none of its code; feedback
+    that is not lossless JSON fails as the final materialization would.
+    """
+    raw = decision.feedback
+    try:
+        feedback = snapshot_json(raw)
+    except NotLosslessJson:
+        if issubclass(type(raw), list):
+            raise TypeError(_RESULT_NOT_LOSSLESS) from None
+        feedback = None
+    if type(feedback) is not FrozenList:
         raise TypeError("tools/post-execute block feedback must be a list of content blocks")
     derived = "\n".join(text_of_block(block) for block in feedback)
-    return derived or "tool result blocked by post-execute policy"
+    message = derived or "tool result blocked by post-execute policy"
+    contexts = decision.additional_contexts
+    if contexts is not ABSENT and _no_contexts(contexts):
+        contexts = ABSENT
+    return ToolFailure(ToolError(message), feedback, ABSENT, contexts)
 
 
 class _Final:
@@ -210,8 +332,14 @@ class Registry:
     # --- registration ---------------------------------------------------------------------------
 
     def register(self, definition: ToolDefinition) -> Disposer:
-        """Register a tool (checks of digest 1.4-1.8, in order); returns the disposer that unregisters it."""
-        name = definition.name
+        """Register a tool (checks of digest 1.4-1.8, in order); returns the disposer that unregisters it.
+
+        The definition's members are read once, here: a name that is not a string is a ``TypeError``.
+        """
+        raw_name = definition.name
+        name = plain_str(raw_name)
+        if name is None:
+            raise TypeError(f"a tool name must be a string, not {_class_name(type(raw_name))}")
         output = _output_declaration(getattr(definition, "output", None))
         if output is None:
             raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentationMeta? }}')
@@ -231,7 +359,10 @@ class Registry:
             )
         schema = snapshot_json(output.schema)
         entry = _RegisteredTool(
+            name,
             definition,
+            definition.execute,
+            definition.finalize_content,
             Output(schema, output.render, output.presentation_meta),
             compile_validator(schema),
             FusedNormalization(schema),
@@ -287,7 +418,9 @@ class Registry:
             return "exclusive"
         try:
             return "parallel" if check(arguments) is True else "exclusive"
-        except Exception:
+        except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             return "exclusive"
 
     # --- hooks ---------------------------------------------------------------------------------------
@@ -300,8 +433,11 @@ class Registry:
             hooks.append(hook)
 
         def dispose() -> None:
-            if hook in hooks:
-                hooks.remove(hook)
+            # by identity: ``in`` and ``remove`` would ask the hooks' __eq__, and a hostile one answers yes
+            for index, registered in enumerate(hooks):
+                if registered is hook:
+                    del hooks[index]
+                    return
 
         return dispose
 
@@ -328,14 +464,18 @@ class Registry:
     # --- the pipeline ----------------------------------------------------------------------------
 
     async def execute(self, call: Call) -> ToolResult:
-        """Run one call through the whole pipeline; never raises for anything a tool or hook does."""
+        """Run one call through the whole pipeline; never raises for anything a tool or hook does.
+
+        What a tool or hook raises becomes a failure, except what stops the process or this task
+        (:func:`~toolcontract.errors.is_interrupt`), which propagates. A malformed ``call`` (the caller's own
+        input) is a ``TypeError``.
+        """
+        call_id, name, root_call_id, parent, caller_signal, agent = _call_identity(call)
         token = DispatchToken()
-        call_id, name, caller_signal = call.call_id, call.name, call.signal
-        root_call_id = call.root_call_id if call.root_call_id is not None else call_id
-        run = ToolExecution(token, call_id, root_call_id, name, call.agent, call.parent, caller_signal)
+        run = ToolExecution(token, call_id, root_call_id, name, agent, parent, caller_signal)
         visible = self._tools.get(name)
         # captured before the argument snapshot, so even an argument failure is finalized (digest 12.2)
-        state = _CallState(visible.definition.finalize_content if visible else None, caller_signal)
+        state = _CallState(visible.finalize_content if visible else None, caller_signal)
         outcome: ToolResult | _Final
         try:
             run._arguments = snapshot_json(call.arguments)
@@ -363,25 +503,26 @@ class Registry:
                 if self._pre_execute
                 else _ALLOW
             )
+            chosen = as_pre_execute_decision(decision)
+            if chosen is None:
+                raise TypeError(f"tools/pre-execute returned {_class_name(type(decision))}, not a decision")
             approval_cancelled = False
-            if isinstance(decision, Ask):
-                decision, approval_cancelled = await self._resolve_ask(run, state, decision)
+            if type(chosen) is Ask:
+                chosen, approval_cancelled = await self._resolve_ask(run, state, chosen)
             if approval_cancelled and state.caller_cancelled:
                 return aborted_result(ABORTED_BEFORE_DISPATCH)
             denial: str | None
-            if isinstance(decision, Allow):
-                denial = await self._guard_denial(run) if self._guards else None
-            elif isinstance(decision, Deny):
-                denial = decision.reason if type(decision.reason) is str else error_message(decision.reason)
+            if type(chosen) is Deny:
+                denial = _reason_text(chosen.reason)
             else:
-                raise TypeError(f"tools/pre-execute returned {type(decision).__name__}, not a decision")
+                denial = await self._guard_denial(run) if self._guards else None
             if denial is not None:
                 return self._materialize(state, ToolFailure(ToolError(denial), error_content(denial)))
             if state.caller_cancelled:
                 return aborted_result(ABORTED_BEFORE_DISPATCH)
-        except _CONTAINED:
-            raise
         except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             return _Final(tool_error_result(thrown))
         try:
             if self._wrappers:
@@ -398,9 +539,9 @@ class Registry:
             if state.caller_cancelled and not result.is_error:
                 return self._cancellation(state, result)
             return result
-        except _CONTAINED:
-            raise
         except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             return _Final(tool_error_result(thrown))
 
     async def _resolve_ask(self, run: ToolExecution, state: _CallState, ask: Ask) -> tuple[PreExecuteDecision, bool]:
@@ -411,7 +552,8 @@ class Registry:
         if run.agent is None:
             return Deny(f'tool "{name}" requires approval, but the call has no agent to route it through'), False
         request = ApprovalRequest(run.agent, name, run.call_id, ask.reason, state.caller_signal)
-        outcome = await _settle(self._approval(request))
+        answered = await settle(self._approval(request))
+        outcome = plain_str(answered)  # compared as exact strings: a foreign object's __eq__ never decides
         if outcome == "allowed-once":
             return Allow(), False
         if outcome == "rejected":
@@ -420,17 +562,15 @@ class Registry:
             return Deny(f'approval for tool "{name}" was cancelled'), True
         if outcome == "unavailable":
             return Deny(f'tool "{name}" requires approval, but no approval channel is available'), False
-        try:
-            shown = canonical_json(outcome)
-        except Exception:
-            shown = repr(outcome)
+        # JSON.stringify's text, or the value's text when it has none (as the contract's String() fallback)
+        shown = canonical_json(answered) if is_lossless_json(answered) else error_message(answered)
         raise ValueError(f"unreachable variant in ApprovalOutcome: {shown}")
 
     async def _guard_denial(self, run: ToolExecution) -> str | None:
         for guard in list(self._guards):
-            reason = await _settle(guard(run))
+            reason = await settle(guard(run))
             if reason is not None:
-                return reason if type(reason) is str else error_message(reason)
+                return _reason_text(reason)
         return None
 
     async def _body_stage(self, run: ToolExecution, state: _CallState) -> ToolResult:
@@ -443,16 +583,16 @@ class Registry:
             try:
                 entry = self._resolve(run.name)
                 state.body_invoked = True
-                produced = entry.definition.execute(run._arguments, run)
-                if type(produced) not in _PLAIN_JSON and inspect.isawaitable(produced):
+                produced = entry.execute(run._arguments, run)
+                if is_awaitable(produced):
                     produced = await produced
                 result = self._create_success(run, state, entry, produced)
                 if fused.aborted:
                     return aborted_result(ABORTED)
                 return result
-            except _CONTAINED:
-                raise
             except BaseException as thrown:
+                if is_interrupt(thrown):
+                    raise
                 return tool_error_result(thrown)
             finally:
                 run._signal = wrapper_signal
@@ -470,7 +610,7 @@ class Registry:
         self, run: ToolExecution, state: _CallState, entry: _RegisteredTool, candidate: Any
     ) -> ToolSuccess:
         """Normalize a candidate value into a bound, frozen success (digest 4.1); raises ToolOutputError."""
-        name = entry.definition.name
+        name = entry.name
         value = self._normalized_value(entry, candidate)
         arguments = run.arguments
         output = entry.output
@@ -487,30 +627,21 @@ class Registry:
     def _normalized_value(entry: _RegisteredTool, candidate: Any) -> Any:
         """Snapshot, validate and freeze a candidate value (digest 4.1 steps 1-3); raises ToolOutputError.
 
-        The fused walk does all three at once for a valid value; anything else takes the step-by-step path,
-        which alone produces the contract's messages.
+        The fused walk does all three at once for a valid value; for anything else the validator alone produces
+        the contract's messages (see :meth:`FusedNormalization.normalize`).
         """
         try:
-            return entry.normalization(candidate)
-        except (NotNormalized, RecursionError):
-            pass
-        name = entry.definition.name
-        try:
-            value = snapshot_json(candidate)
-        except NotLosslessJson:
-            raise ToolOutputError(name, ["value is not lossless JSON"]) from None
-        violations = entry.validator.violations(value, "value")
-        if violations:
-            raise ToolOutputError(name, violations)
-        return value
+            return entry.normalization.normalize(candidate)
+        except OutputRejected as rejected:
+            raise ToolOutputError(entry.name, rejected.violations) from None
 
     @staticmethod
     def _project(name: str, projector: str, function: Callable[..., Any], arguments: Any, value: Any) -> Any:
         try:
             produced = function(arguments, value)
-        except _CONTAINED:
-            raise
         except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             raise ToolOutputError(name, [f"output.{projector} failed: {error_message(thrown)}"]) from None
         try:
             return snapshot_json(produced)
@@ -518,18 +649,27 @@ class Registry:
             raise ToolOutputError(name, [f"output.{projector} returned non-lossless JSON"]) from None
 
     def _normalize_dispatch_result(self, run: ToolExecution, state: _CallState, result: Any) -> ToolResult:
-        """Trust only this call's own result object; copy foreign failures, re-normalize foreign successes."""
-        if isinstance(result, ToolSuccess | ToolFailure) and state.owns(result):
-            return result
-        if isinstance(result, ToolFailure):
-            return self._bound_copy(state, result)
-        if isinstance(result, ToolSuccess):
+        """Trust only this call's own result object; copy foreign failures, re-normalize foreign successes.
+
+        Trust is identity with an object this call built, and the kind of a result is its type (a subclass is
+        foreign and is read through the result class's own fields): nothing the object says of itself decides.
+        """
+        kind = type(result)
+        if (kind is ToolSuccess or kind is ToolFailure) and state.owns(result):
+            trusted: ToolResult = result
+            return trusted
+        if issubclass(kind, ToolFailure):
+            copied = ToolFailure(*failure_fields(result))
+            state.owned.append(copied)
+            return copied
+        if issubclass(kind, ToolSuccess):
+            value, contexts = success_fields(result)
             entry = self._resolve(run.name)
-            renormalized: ToolResult = self._create_success(run, state, entry, result.value)
-            if result.additional_contexts is not ABSENT:
-                renormalized = self._bound_copy(state, renormalized, additional_contexts=result.additional_contexts)
+            renormalized: ToolResult = self._create_success(run, state, entry, value)
+            if contexts is not ABSENT:
+                renormalized = self._bound_copy(state, renormalized, additional_contexts=contexts)
             return renormalized
-        raise TypeError(f"tools/execute returned {type(result).__name__}, not a tool result")
+        raise TypeError(f"tools/execute returned {_class_name(kind)}, not a tool result")
 
     @staticmethod
     def _bound_copy(state: _CallState, result: ToolResult, **changes: Any) -> ToolResult:
@@ -549,48 +689,45 @@ class Registry:
             decision = await _waterfall(
                 self._post_execute, lambda listener, nxt: listener(run, result, nxt), lambda: _ACCEPT
             )
+            chosen = as_post_execute_decision(decision)
             updated: ToolResult
-            if isinstance(decision, Block):
-                feedback = decision.feedback
-                contexts = decision.additional_contexts
-                if contexts is not ABSENT and not contexts:
-                    contexts = ABSENT
-                updated = ToolFailure(ToolError(_blocked_message(feedback)), feedback, ABSENT, contexts)
-            elif isinstance(decision, Accept):
-                replaces_content = decision.content is not ABSENT
-                replaces_value = decision.value is not ABSENT
+            if type(chosen) is Block:
+                updated = _blocked(chosen)
+            elif type(chosen) is Accept:
+                replaces_content = chosen.content is not ABSENT
+                replaces_value = chosen.value is not ABSENT
                 if replaces_content and replaces_value:
                     raise TypeError("tools/post-execute accept decision cannot replace both value and content")
-                contexts = _concat_contexts(result.additional_contexts, decision.additional_contexts)
+                contexts = _concat_contexts(result.additional_contexts, chosen.additional_contexts)
                 if replaces_value:
                     if result.is_error:
                         raise TypeError("tools/post-execute cannot replace the value of a failed result")
                     entry = self._resolve(run.name)
-                    updated = self._create_success(run, state, entry, decision.value)
+                    updated = self._create_success(run, state, entry, chosen.value)
                     if contexts is not ABSENT:
                         updated = self._bound_copy(state, updated, additional_contexts=contexts)
-                elif replaces_content or decision.additional_contexts is not ABSENT:
-                    content = decision.content if replaces_content else result.content
+                elif replaces_content or chosen.additional_contexts is not ABSENT:
+                    content = chosen.content if replaces_content else result.content
                     updated = self._bound_copy(state, result, content=content, additional_contexts=contexts)
                 else:
                     updated = result
             else:
-                updated = result  # an unknown decision falls through to a plain accept
+                updated = result  # an unknown decision (of no decision type) falls through to a plain accept
             if state.caller_cancelled and not updated.is_error:
                 return self._cancellation(state, updated)
             return updated
-        except _CONTAINED:
-            raise
         except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             return tool_error_result(thrown)
 
     def _finish_plain(self, state: _CallState, candidate: ToolResult) -> ToolResult:
         """Finish without a finalizer: materialize, or materialize the error that materializing raised."""
         try:
             return self._materialize(state, candidate)
-        except _CONTAINED:
-            raise
         except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             return self._materialize(state, tool_error_result(thrown))
 
     async def _finish(self, run: ToolExecution, state: _CallState, candidate: ToolResult) -> ToolResult:
@@ -600,17 +737,22 @@ class Registry:
         if finalizer is None:
             return result
         try:
-            replacement = await _settle(finalizer(run, result))
+            replacement = await settle(finalizer(run, result))
             if replacement is not None:
                 result = self._materialize(state, dataclasses.replace(result, content=replacement))
-        except _CONTAINED:
-            raise
         except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
             result = self._materialize(state, tool_error_result(thrown))
         return result
 
     def _materialize(self, state: _CallState, candidate: ToolResult) -> ToolResult:
-        """The final, deep-frozen form of a result (digest 5.3); raises TypeError for non-JSON parts."""
+        """The final, deep-frozen form of a result (digest 5.3); raises TypeError for non-JSON parts.
+
+        Candidates are always of the exact result types (foreign ones were copied on entry); a failure's error
+        becomes the registry's own :class:`ToolError` of a ``str`` message and an info of ``str`` fields, or the
+        result is not materializable at all.
+        """
         if state.is_sealed(candidate):
             return candidate
         try:
@@ -619,17 +761,13 @@ class Registry:
             contexts = candidate.additional_contexts
             if contexts is not ABSENT:
                 contexts = snapshot_json(contexts)
-            if isinstance(candidate, ToolSuccess):
+            if isinstance(candidate, ToolSuccess):  # the registry's own object: asking it is safe
                 materialized: ToolResult = ToolSuccess(
                     candidate.value, content, meta, contexts, candidate.concludes_turn is True
                 )
             else:
-                error = candidate.error
-                if not isinstance(error, ToolError):
-                    raise TypeError(_RESULT_NOT_LOSSLESS)
-                snapshot_json(error.message)
-                info = error.info
-                if info is not None and not (isinstance(info, ErrorInfo)):
+                error = plain_error(candidate.error)
+                if error is None:
                     raise TypeError(_RESULT_NOT_LOSSLESS)
                 materialized = ToolFailure(error, content, meta, contexts)
         except NotLosslessJson:
@@ -641,15 +779,14 @@ class Registry:
         for observer in list(self._observers):
             try:
                 produced = observer(run, result)
-            except _CONTAINED:
-                raise
+                if is_awaitable(produced):
+                    future = asyncio.ensure_future(produced)
+                    self._pending_observers.add(future)
+                    future.add_done_callback(lambda done, run=run: self._observer_settled(run, done))
             except BaseException as thrown:
+                if is_interrupt(thrown):
+                    raise
                 self._observer_failed(run, thrown)
-                continue
-            if inspect.isawaitable(produced):
-                future = asyncio.ensure_future(produced)
-                self._pending_observers.add(future)
-                future.add_done_callback(lambda done, run=run: self._observer_settled(run, done))  # type: ignore[misc]
 
     def _observer_settled(self, run: ToolExecution, future: asyncio.Future[Any]) -> None:
         self._pending_observers.discard(future)

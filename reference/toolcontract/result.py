@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, NoReturn, TypeAlias
 
 from toolcontract.content import error_content
-from toolcontract.errors import ABORTED_BEFORE_DISPATCH, HarnessError, error_message
-from toolcontract.jsonvalue import JsonValue
+from toolcontract.errors import ABORTED_BEFORE_DISPATCH, error_info, error_message
+from toolcontract.jsonvalue import JsonValue, plain_str
 
 __all__ = [
     "ABSENT",
@@ -21,6 +21,9 @@ __all__ = [
     "ToolResult",
     "ToolSuccess",
     "aborted_result",
+    "failure_fields",
+    "plain_error",
+    "success_fields",
     "tool_error_result",
 ]
 
@@ -144,11 +147,63 @@ def tool_error_result(thrown: object) -> ToolFailure:
     """The failure for a raised (or otherwise thrown) value: its message, ``info`` for HarnessErrors only,
     and the content ``Error: <message>`` (digest 4.7, 5.4, 5.5)."""
     message = error_message(thrown)
-    info = None
-    if isinstance(thrown, HarnessError):
-        name, code = thrown.name, thrown.code
-        info = ErrorInfo(name if type(name) is str else str(name), code if type(code) is str else str(code))
+    coded = error_info(thrown)
+    info = ErrorInfo(*coded) if coded is not None else None
     return ToolFailure(ToolError(message, info), error_content(message))
+
+
+# A result, error or info of a foreign class (a subclass) is read through these slots, never through the
+# subclass's own attributes: its properties may raise, change between reads, or lie.
+def _slot(cls: type, name: str) -> Any:
+    return cls.__dict__[name].__get__
+
+
+_SUCCESS_VALUE: Final = _slot(ToolSuccess, "value")
+_SUCCESS_CONTEXTS: Final = _slot(ToolSuccess, "additional_contexts")
+_FAILURE_FIELDS: Final = tuple(_slot(ToolFailure, name) for name in ("error", "content", "meta", "additional_contexts"))
+_ERROR_MESSAGE: Final = _slot(ToolError, "message")
+_ERROR_INFO: Final = _slot(ToolError, "info")
+_INFO_NAME: Final = _slot(ErrorInfo, "name")
+_INFO_CODE: Final = _slot(ErrorInfo, "code")
+
+
+def success_fields(result: ToolSuccess) -> tuple[Any, Any]:
+    """``(value, additional_contexts)`` of a success of any subclass, read from its slots."""
+    return _SUCCESS_VALUE(result), _SUCCESS_CONTEXTS(result)
+
+
+def failure_fields(result: ToolFailure) -> tuple[Any, Any, Any, Any]:
+    """``(error, content, meta, additional_contexts)`` of a failure of any subclass, read from its slots."""
+    error, content, meta, contexts = (field(result) for field in _FAILURE_FIELDS)
+    return error, content, meta, contexts
+
+
+def plain_error(error: object) -> ToolError | None:
+    """``error`` as a :class:`ToolError` of exact types, or ``None`` when it cannot be one.
+
+    The message must be a string; the info, when present, an :class:`ErrorInfo` whose name and code are strings
+    (string subclasses are copied to ``str``). ``error`` itself is returned when it already is that.
+    """
+    kind = type(error)
+    if not issubclass(kind, ToolError):
+        return None
+    raw_message, raw_info = _ERROR_MESSAGE(error), _ERROR_INFO(error)
+    message = plain_str(raw_message)
+    if message is None:
+        return None
+    info = raw_info
+    if raw_info is not None:
+        if not issubclass(type(raw_info), ErrorInfo):
+            return None
+        raw_name, raw_code = _INFO_NAME(raw_info), _INFO_CODE(raw_info)
+        name, code = plain_str(raw_name), plain_str(raw_code)
+        if name is None or code is None:
+            return None
+        if type(raw_info) is not ErrorInfo or name is not raw_name or code is not raw_code:
+            info = ErrorInfo(name, code)
+    if kind is ToolError and message is raw_message and info is raw_info:
+        return error  # type: ignore[return-value]
+    return ToolError(message, info)
 
 
 def aborted_result(code: str, contexts: Any = ABSENT) -> ToolFailure:

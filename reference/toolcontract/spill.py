@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from toolcontract.decisions import Accept
-from toolcontract.jsonvalue import JsonValue
+from toolcontract.decisions import Accept, as_post_execute_decision
+from toolcontract.jsonvalue import JsonValue, is_lossless_json, plain_str
+from toolcontract.registry import Registry, settle
 from toolcontract.renderers._ecma import retain_text_head, retain_text_tail, utf8, utf8_length
 from toolcontract.result import ABSENT, ToolResult
 
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from toolcontract.definition import ToolDefinition
     from toolcontract.execution import ToolExecution
     from toolcontract.nested import CodeMode, SubCall
-    from toolcontract.registry import Registry
 
 __all__ = [
     "DEFAULT_HINT",
@@ -89,9 +88,8 @@ async def bound_content(
     budget = max_bytes - worst_case - 2 - utf8_length(_JOINER)
     if budget < 0:
         return content
-    produced = store(call_id, text)
-    locator = await produced if inspect.isawaitable(produced) else produced
-    if not isinstance(locator, str):
+    locator = plain_str(await settle(store(call_id, text)))
+    if locator is None:
         return content
     budget -= utf8_length(locator)
     if budget < 0:
@@ -113,13 +111,14 @@ def tool_owned_spill_applies(
     whose inner post-execute listeners replaced neither content nor value (``decision`` is what ``next()``
     returned).
     """
+    accepted = as_post_execute_decision(decision)
     return (
         run.parent is None
         and not result.is_error
         and registry.definition(run.name) is definition
-        and isinstance(decision, Accept)
-        and decision.content is ABSENT
-        and decision.value is ABSENT
+        and type(accepted) is Accept
+        and accepted.content is ABSENT
+        and accepted.value is ABSENT
     )
 
 
@@ -138,15 +137,18 @@ def install_spill(
 
     async def spill(run: ToolExecution, result: ToolResult, next: Callable[[], Awaitable[Any]]) -> Any:
         decision = await next()
-        if not isinstance(decision, Accept) or decision.value is not ABSENT:
+        accepted = as_post_execute_decision(decision)  # the kind as the registry will read it
+        if type(accepted) is not Accept or accepted.value is not ABSENT:
             return decision
         if run.parent is not None or run.name == READ_TOOL:
             return decision
-        current = decision.content if decision.content is not ABSENT else result.content
+        current = accepted.content if accepted.content is not ABSENT else result.content
+        if not is_lossless_json(current):
+            return decision  # the registry refuses it when it materializes; its blocks are never read here
         bounded = await bound_content(current, run.call_id, max_bytes=max_bytes, store=store, hint=hint)
         if bounded is current:
             return decision
-        return Accept(content=bounded, additional_contexts=decision.additional_contexts)
+        return Accept(content=bounded, additional_contexts=accepted.additional_contexts)
 
     return registry.on_post_execute(spill, prepend=True)
 
