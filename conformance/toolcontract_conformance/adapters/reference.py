@@ -61,6 +61,7 @@ from toolcontract.nested import CodeMode, ToolCallError, Tools
 from toolcontract.schema import compile_value_schema
 from toolcontract.session import SessionLog, replay
 from toolcontract.spill import install_dispatch_log_spill, install_spill
+from toolcontract.timeout import install_timeout
 from toolcontract_conformance.exotic import NotExpressible, first_inexpressible, materialize
 from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
 from toolcontract_conformance.scenario import FORMAT_VERSION
@@ -78,6 +79,7 @@ CAPABILITIES: Final = (
     "nested",
     "mcp",
     "spill",
+    "timeout",
     "schemas",
     "first-party-renderers",
 )
@@ -303,6 +305,8 @@ class _ScenarioRun:
         self._install_hooks()
         if "spill" in self.scenario:
             self._install_spill(self.scenario["spill"]["maxBytes"])
+        if "timeout" in self.scenario:
+            install_timeout(self.registry)  # after the hooks: the innermost around wrapper
         outcomes: dict[str, Any] = {}
         for step in self.scenario["steps"]:
             outcomes[step["id"]] = await self._run_step(step)
