@@ -14,6 +14,7 @@
 //
 // Standard output carries protocol lines only: everything else the process prints goes to standard error.
 
+import { createServer } from 'node:http'
 import { createInterface } from 'node:readline'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -422,6 +423,66 @@ function resistsEveryMutation(container) {
   return sameFingerprint(before, fingerprint(container))
 }
 
+// --- the MCP fixture server ------------------------------------------------------------------------
+
+/**
+ * A scripted MCP server on a loopback Streamable HTTP endpoint (JSON responses, no event stream): it lists the
+ * given tools and answers each one's raw `CallToolResult` (`response`) to every `tools/call`.
+ */
+async function startFixtureMcpServer(tools) {
+  const byName = new Map(tools.map(tool => [tool.name, tool]))
+  const answer = (request) => {
+    switch (request.method) {
+      case 'initialize':
+        return {
+          protocolVersion: request.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'toolcontract-fixture', version: '1.0.0' },
+        }
+      case 'ping':
+        return {}
+      case 'tools/list':
+        return { tools: tools.map(({ response: _response, ...listed }) => listed) }
+      case 'tools/call': {
+        const tool = byName.get(request.params?.name)
+        if (tool === undefined) throw Object.assign(new Error(`unknown tool ${request.params?.name}`), { code: -32602 })
+        return tool.response
+      }
+      default:
+        throw Object.assign(new Error(`method not found: ${request.method}`), { code: -32601 })
+    }
+  }
+  const server = createServer((request, response) => {
+    if (request.method !== 'POST') {
+      response.writeHead(405).end()
+      return
+    }
+    const chunks = []
+    request.on('data', (chunk) => { chunks.push(chunk) })
+    request.on('end', () => {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      if (message.id === undefined) {
+        response.writeHead(202).end()
+        return
+      }
+      let reply
+      try {
+        reply = { jsonrpc: '2.0', id: message.id, result: answer(message) }
+      } catch (error) {
+        reply = { jsonrpc: '2.0', id: message.id, error: { code: error.code ?? -32603, message: error.message } }
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply))
+    })
+  })
+  await new Promise((resolve) => { server.listen(0, '127.0.0.1', resolve) })
+  return server
+}
+
+function closeServer(server) {
+  server.closeAllConnections()
+  return new Promise((resolve) => { server.close(() => { resolve() }) })
+}
+
 // --- one scenario ----------------------------------------------------------------------------------
 
 async function runScenario(scenario) {
@@ -459,6 +520,7 @@ class ScenarioRun {
     this.messageIds = new Map() // generated message id -> "<callId>:result"
     this.logs = new Map() // persist step id -> the persisted Session
     this.fibers = []
+    this.closers = [] // what else a run started (a fixture server), closed after its fibers
     this.unreachable = undefined
     this.ctx = undefined
   }
@@ -488,11 +550,12 @@ class ScenarioRun {
   }
 
   async close() {
-    for (const fiber of this.fibers.reverse()) {
+    const closers = [...this.fibers.reverse().map(fiber => () => fiber.dispose?.()), ...this.closers]
+    for (const close of closers) {
       try {
-        await fiber.dispose?.()
+        await close()
       } catch (error) {
-        process.stderr.write(`dispose failed: ${describeThrown(error)}\n`)
+        process.stderr.write(`closing the scenario failed: ${describeThrown(error)}\n`)
       }
     }
   }
@@ -787,15 +850,14 @@ class ScenarioRun {
         response: materialize(response),
       }
     })
+    const server = await startFixtureMcpServer(listed)
+    this.closers.push(() => closeServer(server))
     const before = new Set(this.ctx.tools.schemas().map(schema => schema.name))
     try {
       await this.plugin(McpClient, {
-        transport: 'stdio',
+        transport: 'streamable-http',
         serverName: 'fixture',
-        command: process.execPath,
-        args: [join(HERE, 'fake-mcp-server.mjs')],
-        env: { TOOLCONTRACT_MCP_TOOLS: JSON.stringify(listed) },
-        cwd: HERE,
+        url: `http://127.0.0.1:${server.address().port}/mcp`,
         failOnStartupError: true,
         reconnect: { enabled: false },
       })
