@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from toolcontract_conformance.diff import Difference, compare, format_path, parse_path
@@ -77,8 +79,8 @@ def test_long_strings_show_where_they_part() -> None:
     assert "character 5000" in first.detail and "X" in first.detail
     assert first.expected == '"' + "a" * 5000 + 'X"'  # kept whole
     shown = str(first)
-    assert '  expected: …' + "a" * 80 + 'X" (characters 4921–5003 of 5003)\n' in shown
-    assert shown.endswith('  actual:   …' + "a" * 80 + 'Y" (characters 4921–5003 of 5003)')
+    assert "  expected: …" + "a" * 80 + 'X" (characters 4921–5003 of 5003)\n' in shown
+    assert shown.endswith("  actual:   …" + "a" * 80 + 'Y" (characters 4921–5003 of 5003)')
     assert len(shown) < 500
 
 
@@ -94,3 +96,61 @@ def test_parse_path_accepts_the_short_form() -> None:
     assert parse_path("steps.c1.result.content[0].text") == ("steps", "c1", "result", "content", 0, "text")
     with pytest.raises(ValueError):
         parse_path("$.steps..c1")
+
+
+# --- any depth, any size ----------------------------------------------------------------------------------
+
+DEEP = 100_000
+
+
+def nested(depth: int, leaf: str) -> str:
+    return "[" * depth + leaf + "]" * depth
+
+
+def test_a_difference_at_the_bottom_of_a_100000_deep_value() -> None:
+    [first] = diff(nested(DEEP, "1"), nested(DEEP, "2"))
+    assert (first.kind, first.path, first.expected, first.actual) == ("value", (0,) * DEEP, "1", "2")
+
+
+def test_a_100000_deep_value_that_differs_only_in_form() -> None:
+    [first] = diff(nested(DEEP, '"x"'), nested(DEEP, ' "x"'))
+    assert first.kind == "format" and first.path == (0,) * DEEP
+
+
+def test_a_100000_deep_value_where_the_golden_has_a_scalar() -> None:
+    [first] = diff('{"steps":{}}', '{"steps":' + nested(DEEP, "") + "}")
+    assert (first.where, first.kind, first.detail) == ("$.steps", "type", "object ≠ array")
+    assert first.actual == nested(DEEP, "")
+
+
+def test_deep_objects_and_a_missing_deep_member() -> None:
+    deep_object = '{"a":' * DEEP + "1" + "}" * DEEP
+    assert diff(deep_object, deep_object.replace("1", "2")) == (Difference(("a",) * DEEP, "value", "1", "2"),)
+    deep_object = '{"a":' * 20_000 + "1" + "}" * 20_000
+    [missing] = diff('{"x":' + deep_object + ',"y":1}', '{"y":1}')
+    assert (missing.where, missing.kind, missing.expected) == ("$.x", "missing", deep_object)
+
+
+def test_many_keys_are_judged_in_linear_time() -> None:
+    def seconds(keys: int) -> float:
+        members = ",".join(f'"k{i}":{i}' for i in range(keys))
+        expected = ('{"steps":{' + members + "}}").encode()
+        actual = expected.replace(f'"k{keys - 1}":{keys - 1}'.encode(), f'"k{keys - 1}":-1'.encode())
+        began = time.process_time()
+        [first] = compare(expected, actual)
+        assert first.path == ("steps", f"k{keys - 1}")
+        return time.process_time() - began
+
+    small, large = min(seconds(25_000) for _ in range(3)), min(seconds(200_000) for _ in range(2))
+    assert large / small < 8 * 2.5, (small, large)  # 8 times the keys; quadratic would be 64 times the time
+
+
+def test_an_ignored_difference_does_not_hide_a_changed_key_order() -> None:
+    [first] = diff('{"a":"host A","b":1}', '{"b":1,"a":"host B"}', ("a",))
+    assert (first.where, first.kind) == ("$", "key-order")
+
+
+def test_an_integer_longer_than_int_can_read() -> None:
+    [first] = diff('{"n":' + "1" * 5000 + "}", '{"n":' + "1" * 4999 + "2}")
+    assert (first.where, first.kind) == ("$.n", "value")
+    assert first.actual == "1" * 4999 + "2"
