@@ -387,6 +387,34 @@ def test_ctrl_c_stops_the_adapter_and_writes_a_partial_report(
     assert [scenario["id"] for scenario in run["scenarios"]] == ["bad-meta", "err-hook", "ok-mcp"]
 
 
+class InterruptedAtStart(ByName):
+    """The by-name implementation, interrupted (Ctrl-C) before it answers start."""
+
+    def start(self) -> ImplementationInfo:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("suffix", [".json", ".md", ".html"])
+def test_ctrl_c_before_any_implementation_started(
+    suite: list[str], tmp_path: Path, suffix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / f"report{suffix}"
+    arguments = ["--impl", "test_cli:InterruptedAtStart", "--impl", "fake_suite:implementation"]
+    assert main(["check", *arguments, *suite, "--report", str(report)]) == 130
+    assert capsys.readouterr().err.startswith(
+        "toolcontract check: interrupted after 0 of 6 scenarios of implementation 1"
+    )
+    text = report.read_text()
+    assert "fake_suite:implementation" in text and "by-name" not in text
+    if suffix == ".json":
+        written = json.loads(text)
+        validate_report(written)
+        assert written["implementations"] == [] and [item["value"] for item in written["notRun"]] == [
+            "test_cli:InterruptedAtStart",
+            "fake_suite:implementation",
+        ]
+
+
 def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     command = [

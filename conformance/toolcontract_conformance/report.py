@@ -475,7 +475,10 @@ def _md_side_by_side(report: dict[str, Any], runs: list[dict[str, Any]]) -> list
     title = "no implementation" if not runs else ", ".join(_implementation_line(run) for run in runs)
     lines = [f"# Conformance report: {title}", ""]
     lines += [f"- **{_md_cell(name)}**: **{verdict_line(run)}**" for name, run in zip(names, runs, strict=True)]
-    lines += ["", *_md_kit_lines(report), "", "## Implementations", ""]
+    lines += [*([""] if runs else []), *_md_kit_lines(report)]
+    if not runs:
+        return lines
+    lines += ["", "## Implementations", ""]
     lines.append("| | " + " | ".join(_md_cell(name) for name in names) + " |")
     lines.append("|---" * (len(runs) + 1) + "|")
     rows: list[tuple[str, list[str]]] = [
@@ -670,7 +673,7 @@ def report_html(report: dict[str, Any]) -> str:
     ]
     if several:
         parts += [_html_verdicts(runs), _html_report_metadata(report), "</header>"]
-        parts += _html_side_by_side(runs)
+        parts += _html_side_by_side(runs) if runs else []
         for index, run in enumerate(runs):
             parts.append(f'<section id="i{index}"><h2>{_e(_column(run, index))}: {_e(_implementation_line(run))}</h2>')
             parts += _html_run(run, f"i{index}-", heading="h3")
