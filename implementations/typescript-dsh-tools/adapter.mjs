@@ -112,7 +112,6 @@ async function answerRun(seq, scenario) {
   }
 }
 
-
 // --- exotic values ---------------------------------------------------------------------------------
 
 /** The exotic kinds JavaScript has no value for (docs/protocol.md, "Exotic values"). */
@@ -465,13 +464,13 @@ async function startFixtureMcpServer(tools) {
         response.writeHead(202).end()
         return
       }
-      let reply
+      let outcome
       try {
-        reply = { jsonrpc: '2.0', id: message.id, result: answer(message) }
+        outcome = { jsonrpc: '2.0', id: message.id, result: answer(message) }
       } catch (error) {
-        reply = { jsonrpc: '2.0', id: message.id, error: { code: error.code ?? -32603, message: error.message } }
+        outcome = { jsonrpc: '2.0', id: message.id, error: { code: error.code ?? -32603, message: error.message } }
       }
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply))
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(outcome))
     })
   })
   await new Promise((resolve) => { server.listen(0, '127.0.0.1', resolve) })
@@ -511,7 +510,7 @@ class ScenarioRun {
     this.runs = new Map() // step id -> the execution that produced it
     this.controllers = new Map() // call id -> the caller's AbortController of a direct call
     this.nested = new Map() // outer execution token -> nested entries
-    this.programs = new Map() // program key -> program spec
+    this.programs = new Map() // program key -> {spec, outer}: the program and the execution running it
     this.agents = new Map() // agent name -> the Agent object passed as the call's agent
     this.disposers = new Map() // tool name -> disposer of its last registration
     this.fixtures = new Map() // tool name -> the fixture behind it
