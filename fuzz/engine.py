@@ -2,10 +2,10 @@
 
 A :class:`Campaign` feeds inputs to a target and keeps, per distinct crash (exception type and the place in
 the project where it was raised), the shortest input that caused it. With atheris the project's modules are
-instrumented for coverage and libFuzzer mutates the inputs; libFuzzer also enforces the per-input time bound
-(an input that hangs ends the process, and libFuzzer saves it). Without atheris, hypothesis draws the inputs
-(raw bytes and mutants of the seeds) and an alarm enforces the bound. The runner reads the ``result.json``
-this module writes.
+instrumented for coverage and libFuzzer mutates the inputs (one mutation in four is a structural one of
+:mod:`fuzz.mutation`); libFuzzer also enforces the per-input time bound (an input that hangs ends the process,
+and libFuzzer saves it). Without atheris, hypothesis draws the inputs (raw bytes and mutants of the seeds) and
+an alarm enforces the bound. The runner reads the ``result.json`` this module writes.
 
 Run as ``python -m fuzz.engine TARGET --folder DIR --seconds N``; :mod:`fuzz.runner` does that for you.
 """
@@ -50,6 +50,7 @@ _PROJECT_DIRS: Final = (
     f"{os.sep}toolcontract_conformance{os.sep}",
 )
 _RESULT_EVERY: Final = 1.0  # seconds between two writes of result.json while fuzzing
+_MIN_MAX_LEN: Final = 16384  # room for nesting a thousand levels deep in JSON text
 
 
 class InputTimedOut(BaseException):
@@ -162,20 +163,20 @@ class Campaign:
         except KeyboardInterrupt:
             raise
         except BaseException as error:  # anything else out of the entry point is the crash we look for
-            self._record(data, error, _location(error.__traceback__, isinstance(error, InputTimedOut)))
+            where = _location(error.__traceback__, outermost=isinstance(error, InputTimedOut))
+            self._record(data, error, f"{type(error).__name__} at {where}")
             return
         elapsed = time.perf_counter() - began
         self.slowest = max(self.slowest, elapsed)
         if self.input_timeout and elapsed > self.input_timeout:  # slow inside C code, where no alarm lands
             slow = InputTimedOut(f"an input ran for {elapsed:.2f} s (the bound is {self.input_timeout:g} s)")
-            self._record(data, slow, f"outcome {outcome}")
+            self._record(data, slow, f"InputTimedOut: slow input that finished as {outcome}")
             return
         self.outcomes[outcome] += 1
 
-    def _record(self, data: bytes, error: BaseException, location: str) -> None:
+    def _record(self, data: bytes, error: BaseException, signature: str) -> None:
         self.crashing_inputs += 1
         self.outcomes["crash"] += 1
-        signature = f"{type(error).__name__} at {location}"
         known = self.crashes.get(signature)
         if known is not None:
             known.inputs += 1
@@ -261,7 +262,8 @@ def fuzz_with_atheris(campaign: Campaign, seconds: float) -> None:
         sys.argv[0],
         f"-timeout={max(1, round(campaign.input_timeout or 10))}",
         f"-max_total_time={int(seconds) + 60}",
-        f"-max_len={min(max(4096, largest), 1 << 20)}",
+        f"-max_len={min(max(_MIN_MAX_LEN, largest), 1 << 20)}",
+        "-len_control=0",
         "-rss_limit_mb=3072",
         f"-artifact_prefix={folder}{os.sep}libfuzzer-",
         str(folder / "corpus"),
@@ -282,7 +284,18 @@ def fuzz_with_atheris(campaign: Campaign, seconds: float) -> None:
             os._exit(0)  # libFuzzer has no way back to the caller; the result is written
         campaign.write_result(force=False)
 
-    atheris.Setup(argv, one_input)
+    structural = random.Random()
+    tokens = campaign.target.tokens
+
+    def mutator(data: bytes, max_size: int, seed: int) -> bytes:
+        # one mutation in four is ours: deep brackets, tokens, splices, edits libFuzzer's byte mutators rarely make
+        if seed % 4:
+            mutated: bytes = atheris.Mutate(data, max_size)
+            return mutated
+        structural.seed(seed)
+        return mutate(data, structural, tokens)[:max_size]
+
+    atheris.Setup(argv, one_input, custom_mutator=mutator)
     campaign.started = time.monotonic()
     atheris.Fuzz()
 

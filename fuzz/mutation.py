@@ -74,7 +74,8 @@ def mutate(
         elif edit == 6:
             depth = rng.choice((10, 500, 1100, 5000))
             opener = rng.choice((b"[", b'{"k":', b"[[", b'{"0":['))
-            out[position:position] = opener * depth
+            at = 0 if rng.random() < 0.5 else position  # at the start, the nesting is read whatever follows
+            out[at:at] = opener * depth
         elif edit == 7 and others:
             other = rng.choice(others)
             start = rng.randint(0, len(other))

@@ -6,8 +6,10 @@ load, or whose typed errors changed fails here rather than in a long fuzzing run
 
 from __future__ import annotations
 
+import builtins
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,23 +29,56 @@ def _importable() -> Iterator[None]:
 MUTANTS = 250
 # Seeds fed as they are (every one for the fast targets, every second or fourth for the slower ones).
 SEED_STRIDE = {"snapshot": 2, "canonical": 2, "session-log": 1, "protocol": 1, "scenario": 4}
-# Crashes these inputs find today, in modules under repair: strict, so the fix turns them into failures here.
-KNOWN_CRASHES = {
-    "scenario": "load_scenario lets json.loads' RecursionError out on a file nested about 1,000 levels deep "
-    "(it catches only ValueError), instead of a ScenarioError",
-}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_CRASHES[name]))
-        if name in KNOWN_CRASHES
-        else name
-        for name in sorted(SEED_STRIDE)
-    ],
-)
+@dataclass(frozen=True)
+class KnownCrash:
+    """A crash fuzzing found in a module under repair: its target, what is raised where, and one input."""
+
+    target: str
+    exception: str
+    function: str
+    reproducer: bytes
+    reason: str
+
+    def matches(self, signature: str) -> bool:
+        """True for a crash signature (``Type at path:line in function``) of this crash."""
+        return signature.startswith(f"{self.exception} at ") and signature.endswith(f" in {self.function}")
+
+
+# The program of {"0": 1, 1: 2} (fuzz/values.py), after the canonical target's indent byte (no indent).
+_MIXED_KEYS = b"\x00\x07\x02\x00\x010\x03\x00\x01\x00\x0c\x03\x00\x01\x00\x03\x00\x02\x00"
+KNOWN_CRASHES = [
+    KnownCrash(
+        "canonical",
+        "TypeError",
+        "is_array_index",
+        _MIXED_KEYS,
+        "canonical_json raises TypeError from is_array_index, not NotLosslessJson, for an object holding a "
+        "non-string key beside an array-index key ({'0': 1, 1: 2})",
+    ),
+    KnownCrash(
+        "protocol",
+        "RecursionError",
+        "decode_line",
+        b"[" * 1100,
+        "decode_line lets json.loads' RecursionError out on a line nested about 1,000 levels deep (it catches "
+        "only ValueError), instead of raising InvalidResponse",
+    ),
+    KnownCrash(
+        "scenario",
+        "RecursionError",
+        "load_scenario",
+        b"[" * 1100,
+        "load_scenario lets json.loads' RecursionError out on a file nested about 1,000 levels deep (it "
+        "catches only ValueError), instead of raising ScenarioError",
+    ),
+]
+
+
+@pytest.mark.parametrize("name", sorted(SEED_STRIDE))
 def test_target_runs_its_seeds_and_mutants(name: str, tmp_path: Path) -> None:
+    """Seeds are accepted, mutants reach the typed errors, and nothing crashes but the known crashes."""
     from fuzz import TARGETS, load_target
     from fuzz.engine import run_inputs
     from fuzz.mutation import mutants
@@ -59,11 +94,31 @@ def test_target_runs_its_seeds_and_mutants(name: str, tmp_path: Path) -> None:
     assert on_seeds.outcomes[ACCEPTED] >= 0.9 * on_seeds.executions, "the seeds are valid inputs"
 
     on_mutants = run_inputs(target, mutants(seeds, MUTANTS, tokens=target.tokens), tmp_path)
-    crashes = "\n".join(f"{crash.signature}\n{crash.traceback}" for crash in on_mutants.crashes.values())
-    assert not crashes, crashes
+    known = [crash for crash in KNOWN_CRASHES if crash.target == name]
+    new = [crash for crash in on_mutants.crashes.values() if not any(k.matches(crash.signature) for k in known)]
+    assert not new, "\n".join(f"{crash.signature}\n{crash.traceback}" for crash in new)
     assert on_mutants.executions == MUTANTS
     refusals = [outcome for outcome in on_mutants.outcomes if outcome.startswith("rejected:")]
     assert refusals, "mutants reach the entry point's typed errors"
+
+
+@pytest.mark.parametrize(
+    "crash",
+    [
+        pytest.param(
+            crash, marks=pytest.mark.xfail(raises=getattr(builtins, crash.exception), strict=True, reason=crash.reason)
+        )
+        for crash in KNOWN_CRASHES
+    ],
+    ids=[f"{crash.target}-{crash.function}" for crash in KNOWN_CRASHES],
+)
+def test_known_crash_is_fixed(crash: KnownCrash) -> None:
+    """Each known crash's input, which fails today: once fixed, drop it from KNOWN_CRASHES."""
+    from fuzz import load_target
+    from fuzz.target import ACCEPTED
+
+    outcome = load_target(crash.target).check(crash.reproducer)
+    assert outcome == ACCEPTED or outcome.startswith("rejected:")
 
 
 def test_a_crash_is_kept_with_its_shortest_input(tmp_path: Path) -> None:
