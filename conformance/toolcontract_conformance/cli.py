@@ -413,7 +413,9 @@ def _check(options: argparse.Namespace) -> int:
         run = Run(suite, (target.option, target.value), target.baseline, len(chosen))
         runs.append(run)
         if len(targets) > 1:
-            _out(f"{'' if position == 0 else chr(10)}[{position + 1}/{len(targets)}] {target}")
+            if position:
+                _out("")
+            _out(f"[{position + 1}/{len(targets)}] {target}")
         _out(_summary_text(run, run_json(run, policy)))
     report = report_json(runs, policy=policy)
     if len(runs) > 1:
