@@ -95,8 +95,8 @@ def docs(session: nox.Session) -> None:
     session.run("python", "tools/check_docs.py")
 
 
-def _node_modules(session: nox.Session) -> None:
-    """Make sure a Node >= NODE_MAJOR is on PATH and the upstream folder's packages match its lock file."""
+def _node(session: nox.Session) -> str:
+    """The path of a Node >= NODE_MAJOR on PATH; a one-line error naming what to install otherwise."""
     node = shutil.which("node")
     if node is None:
         session.error(
@@ -106,47 +106,53 @@ def _node_modules(session: nox.Session) -> None:
     major = version.lstrip("v").split(".")[0]
     if not major.isdigit() or int(major) < NODE_MAJOR:
         session.error(f"node {version or '(unknown version)'} is too old: install Node.js {NODE_MAJOR} or newer")
+    return node
+
+
+def _node_modules(session: nox.Session) -> str:
+    """Node (as :func:`_node`), with the upstream folder's packages installed as its lock file pins them."""
+    node = _node(session)
     lock, installed = UPSTREAM / "package-lock.json", UPSTREAM / "node_modules" / ".package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
         session.log(f"{UPSTREAM}/node_modules is current")
-        return
+        return node
     if shutil.which("npm") is None:
         session.error("npm is not installed: install npm (Debian: apt-get install npm)")
     session.run("npm", "ci", "--no-audit", "--no-fund", external=True, cwd=str(UPSTREAM))
+    return node
 
 
 @nox.session
 def upstream(session: nox.Session) -> None:
-    """Check the original TypeScript implementation through its adapter, against its strict baseline."""
+    """Check the original TypeScript implementation against its strict baseline, beside the reference.
+
+    One run judges both (the baseline pairs with the original, the implementation before it) and writes their
+    side-by-side report; ``-- ARGS`` are passed to ``toolcontract check`` (``-k``, ``--rule``, …).
+    """
     _node_modules(session)
     session.install("-e", ".")
-    reports = Path(session.create_tmp())
+    report = Path(session.create_tmp()) / "upstream.html"
     session.run(
         "toolcontract",
         "check",
+        "--impl",
+        "toolcontract_conformance.adapters.reference:implementation",
         "--impl-cmd",
         UPSTREAM_ADAPTER,
-        "--validate-protocol",
         "--baseline",
         str(UPSTREAM / "baseline.json"),
+        "--validate-protocol",
         "--report",
-        str(reports / "upstream.html"),
+        str(report),
         *session.posargs,
     )
+    session.log(f"side-by-side report: {report}")
 
 
 @nox.session(name="upstream-renderers", venv_backend="none")
 def upstream_renderers(session: nox.Session) -> None:
     """Render every renderer fixture with the original's own first-party renderers and compare with the goldens."""
-    node = shutil.which("node")
-    if node is None:
-        session.error(f"node is not installed: install Node.js {NODE_MAJOR} or newer")
-    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    major = version.lstrip("v").split(".")[0]
-    if not major.isdigit() or int(major) < NODE_MAJOR:
-        session.error(f"node {version or '(unknown version)'} is too old: install Node.js {NODE_MAJOR} or newer")
-    if not (UPSTREAM / "node_modules" / "@deepseek-ai" / "dsh-tools").is_dir():
-        session.error(f"the original's packages are not installed: run `npm ci` in {UPSTREAM}")
+    node = _node_modules(session)
     session.run(node, str(UPSTREAM / "render-fixtures.mjs"), *session.posargs, external=True)
 
 
