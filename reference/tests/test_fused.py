@@ -6,12 +6,12 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import call
 from toolcontract import Output, Registry, ToolDefinition
-from toolcontract._fused import FusedNormalization, NotNormalized, compile_normalizer
+from toolcontract._fused import NOT_LOSSLESS, FusedNormalization, NotNormalized, OutputRejected, compile_normalizer
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, snapshot_json
 from toolcontract.schema import compile_validator, schema_violations
@@ -206,3 +206,177 @@ def test_registry_results_are_the_same_on_both_paths() -> None:
     values = [result.value for result in results]  # type: ignore[union-attr]
     assert all(value == values[0] for value in values)
     assert all(list(value[0]) == ["2", "b", "a"] for value in values)
+
+
+def _step_by_step(schema: Any, value: Any) -> tuple[str, Any]:
+    """The contract's three steps, one after the other: ``("value", snapshot)`` or ``("rejected", messages)``."""
+    try:
+        snapshot = snapshot_json(value)
+    except NotLosslessJson:
+        return "rejected", [NOT_LOSSLESS]
+    violations = compile_validator(schema).violations(snapshot, "value")
+    return ("rejected", violations) if violations else ("value", snapshot)
+
+
+def _normalized(normalization: FusedNormalization, value: Any) -> tuple[str, Any]:
+    try:
+        return "value", normalization.normalize(value)
+    except OutputRejected as rejected:
+        return "rejected", rejected.violations
+
+
+def poisoned(value: Any, draw: st.DrawFn) -> Any:
+    """``value`` with one place made not lossless JSON: a value replaced, an undeclared one added, a key foreign."""
+    descend = draw(st.integers(0, 3)) > 0
+    if type(value) is list and value and descend:
+        index = draw(st.integers(0, len(value) - 1))
+        return [poisoned(item, draw) if position == index else item for position, item in enumerate(value)]
+    if type(value) is dict and descend:
+        copy: dict[Any, Any] = dict(value)
+        choice = draw(st.sampled_from(["replace", "foreign key", "extra"] if value else ["extra"]))
+        if choice == "extra":
+            copy[draw(st.sampled_from(["extra", *KEYS]))] = draw(_poison)
+        else:
+            key = draw(st.sampled_from(list(value)))
+            if choice == "replace":
+                copy[key] = poisoned(value[key], draw)
+            else:
+                copy[StrKey(key)] = copy.pop(key)
+        return copy
+    return draw(_poison | st.lists(_poison, min_size=1, max_size=2) | st.just({"a": math.nan}))
+
+
+@st.composite
+def schema_and_suspect_value(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
+    """A schema and a value that is arbitrary, matching, or matching but for one place that is not lossless."""
+    schema = draw(schemas())
+    choice = draw(st.sampled_from(["arbitrary", "matching", "poisoned"]))
+    if choice == "arbitrary":
+        return schema, draw(values)
+    value = matching(schema, draw)
+    return schema, poisoned(value, draw) if choice == "poisoned" else value
+
+
+_CLOSED = {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}}}
+_OPEN = {"type": "object", "additionalProperties": True, "properties": {"a": {"type": "string"}}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema_and_suspect_value())
+# each place where a violation may hide a part that is not lossless JSON
+@example(({"type": "string"}, [math.nan]))
+@example((_CLOSED, {"a": "x", "extra": math.nan}))
+@example((_OPEN, {"a": 1, "extra": [math.inf]}))
+@example((_OPEN, {"a": 1, StrKey("b"): 2}))
+@example(({"oneOf": [{"type": "string"}, {"type": "null"}]}, {"a": -0.0}))
+@example(({"type": "array", "items": {"type": "integer"}}, (1,)))
+@example(({"type": "array", "items": {"type": "integer"}}, [1, "x", {"a": math.nan}]))
+def test_normalize_equals_the_step_by_step_path(pair: tuple[dict[str, Any], Any]) -> None:
+    """Fused or not, a value normalizes to the snapshot, or fails with the step-by-step path's exact messages.
+
+    The validator finds the same messages on the value itself, and ``None`` exactly when the snapshot fails.
+    """
+    schema, value = pair
+    expected = _step_by_step(schema, value)
+    for threshold in (0, 10**9):  # generated at once; never generated
+        kind, produced = _normalized(FusedNormalization(schema, threshold=threshold), value)
+        assert kind == expected[0], (schema, value, produced)
+        if kind == "value":
+            assert _same_shape(produced, expected[1])
+        else:
+            assert produced == expected[1]
+    found = compile_validator(schema).violations_if_lossless(value)
+    if expected[1] == [NOT_LOSSLESS]:
+        assert found is None
+    else:
+        assert found == ([] if expected[0] == "value" else expected[1])
+
+
+class WatchedKey(str):
+    """A string key whose comparison is foreign code; it records every call."""
+
+    __slots__ = ()
+    calls: list[str] = []  # noqa: RUF012
+
+    def __eq__(self, other: object) -> bool:
+        WatchedKey.calls.append("__eq__")
+        return str.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        WatchedKey.calls.append("__hash__")
+        return str.__hash__(self)
+
+
+def test_an_invalid_value_runs_none_of_its_own_code() -> None:
+    """A declined value is judged without a lookup that could call a foreign key's ``__eq__``."""
+    schema = {
+        "type": "array",
+        "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    }
+    normalization = FusedNormalization(schema, threshold=0)
+    value = [{"name": "a"}, {WatchedKey("name"): 1}, {"name": 2}]
+    WatchedKey.calls.clear()
+    with pytest.raises(OutputRejected) as rejected:
+        normalization.normalize(value)
+    assert rejected.value.violations == [NOT_LOSSLESS]
+    assert WatchedKey.calls == []
+
+
+def wide_schemas() -> st.SearchStrategy[dict[str, Any]]:
+    """Objects with more properties than the generated code unrolls, of scalar and container children."""
+    child = scalar_schemas() | scalar_schemas().map(lambda item: {"type": "array", "items": item}) | st.just({})
+
+    @st.composite
+    def wide(draw: st.DrawFn) -> dict[str, Any]:
+        count = draw(st.integers(33, 40))
+        properties = {f"p{index}" if index % 7 else str(index): draw(child) for index in range(count)}
+        required = [key for key in properties if draw(st.booleans())]
+        schema: dict[str, Any] = {"type": "object", "additionalProperties": draw(st.booleans())}
+        schema["properties"] = properties
+        if required:
+            schema["required"] = required
+        return schema
+
+    return wide()
+
+
+@st.composite
+def wide_schema_and_value(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
+    schema = draw(wide_schemas())
+    value = matching(schema, draw)
+    if draw(st.booleans()):  # break it: drop, add or replace one property
+        key = draw(st.sampled_from([*schema["properties"], "extra"]))
+        replacement = draw(values)
+        if key in value and draw(st.booleans()):
+            del value[key]
+        else:
+            value[key] = replacement
+    return schema, value
+
+
+@settings(max_examples=100, deadline=None)
+@given(wide_schema_and_value())
+def test_wide_objects_normalize_like_the_step_by_step_path(pair: tuple[dict[str, Any], Any]) -> None:
+    schema, value = pair
+    expected = _step_by_step(schema, value)
+    kind, produced = _normalized(FusedNormalization(schema, threshold=0), value)
+    assert kind == expected[0], (schema, value, produced)
+    if kind == "value":
+        assert _same_shape(produced, expected[1])
+    else:
+        assert produced == expected[1]
+
+
+def test_a_wide_schema_generates_short_code() -> None:
+    """The generated code of a wide object does not grow with its width: one loop, one check per scalar kind."""
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {f"p{index}": {"type": "integer"} for index in range(5_000)},
+    }
+    normalizer = compile_normalizer(schema)
+    assert normalizer is not None and normalizer.__doc__ is not None
+    assert normalizer.__doc__.count("\n") < 40
+    assert normalizer({"p1": 1, "p4999": 2.0}) == {"p1": 1, "p4999": 2.0}
+    with pytest.raises(NotNormalized):
+        normalizer({"p1": "one"})

@@ -9,49 +9,61 @@ a value is invalid: it only declines, so messages and their order come from one 
 
 from __future__ import annotations
 
-import gc
 import math
 from collections.abc import Callable
 from typing import Any, Final
 
+from toolcontract._collector import without_collector
 from toolcontract._text_cache import TextKeyedCache
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import (
     MAX_SAFE_INTEGER,
+    NotLosslessJson,
     _Bail,
     _fast_copy,
     in_es_order,
     is_array_index,
+    snapshot_json,
 )
 
-__all__ = ["FusedNormalization", "NotNormalized", "compile_normalizer", "run_without_gc"]
+__all__ = ["NOT_LOSSLESS", "FusedNormalization", "NotNormalized", "OutputRejected", "compile_normalizer"]
 
 NotNormalized = _Bail
 """Raised by a generated normalizer when the value needs the ordinary (message-producing) path."""
 
+NOT_LOSSLESS: Final = "value is not lossless JSON"
+"""The one violation of a candidate value that is not lossless JSON (digest 4.1 step 1)."""
+
 # Schemas nested deeper than this are not fused: the generated code recurses once per schema level.
 _MAX_SCHEMA_DEPTH: Final = 64
+# An object with more properties than this is checked by a loop over a table, not by one statement block per
+# property: compiling a function body is superlinear in its length.
+_UNROLLED_PROPERTIES: Final = 32
 _SCALAR_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "null"})
+_CONTAINERS: Final = (dict, list, FrozenDict, FrozenList)
 
 
-def run_without_gc(function: Callable[[Any], Any], value: Any) -> Any:
-    """Call ``function(value)`` with the cyclic garbage collector paused (it only allocates acyclic data)."""
-    if not gc.isenabled():
-        return function(value)
-    gc.disable()
-    try:
-        return function(value)
-    finally:
-        gc.enable()
+class OutputRejected(Exception):
+    """A candidate value is not valid output; ``violations`` are the contract's messages, in order."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("; ".join(violations))
+        self.violations = violations
 
 
 class _Generator:
-    """Emits one Python function per container schema node; scalar checks are inlined."""
+    """Emits one Python function per container schema node; scalar checks are inlined.
+
+    The properties of a wide object are checked by one loop over a table instead, with one shared check
+    function per distinct scalar schema, so the generated code stays short whatever the schema's width.
+    """
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.constants: dict[str, Any] = {}
         self.count = 0
+        self.scalar_checks: dict[str, str] = {}
+        self.tables: list[str] = []
 
     def constant(self, value: Any) -> str:
         name = f"K{len(self.constants)}"
@@ -75,9 +87,12 @@ class _Generator:
             body = self._array(schema, depth)
         else:
             body = [*self.scalar_check(schema, "v"), "return v"]
+        self._emit(name, body)
+        return name
+
+    def _emit(self, name: str, body: list[str]) -> None:
         self.lines.append(f"def {name}(v):")
         self.lines.extend("    " + line for line in body)
-        return name
 
     def scalar_check(self, schema: Any, var: str) -> list[str]:
         """Lines that raise ``B`` unless ``var`` matches a scalar schema (type, enum, const)."""
@@ -105,6 +120,15 @@ class _Generator:
             lines.append(f"if {var} != {self.constant(schema['const'])}: raise B")
         return lines
 
+    def shared_scalar_check(self, schema: Any) -> str:
+        """The name of a function ``c(value) -> value`` that raises ``B`` unless ``value`` matches ``schema``."""
+        key = repr((schema["type"], schema.get("enum"), "const" in schema, schema.get("const")))
+        name = self.scalar_checks.get(key)
+        if name is None:
+            name = self.scalar_checks[key] = f"c{len(self.scalar_checks)}"
+            self._emit(name, [*self.scalar_check(schema, "v"), "return v"])
+        return name
+
     def _check_into(self, schema: Any, var: str, depth: int) -> tuple[list[str], str | None]:
         """Lines checking ``var`` in place (scalars), or the function that returns its normalized copy."""
         if "oneOf" not in schema and schema.get("type") in _SCALAR_TYPES:
@@ -126,6 +150,25 @@ class _Generator:
             lines.append(f"if len(o) != {len(properties)}: raise B")
         elif closed:
             lines.append("found = 0")
+        counts = closed and not all_required
+        if len(properties) > _UNROLLED_PROPERTIES:
+            lines.extend(self._property_table(properties, required, counts, depth))
+        else:
+            lines.extend(self._unrolled_properties(properties, required, counts, depth))
+        if closed and not all_required:
+            lines.append("if found != len(o): raise B")
+        if not closed:
+            declared = self.constant(frozenset(properties))
+            lines.append("for k, x in v.items():")
+            lines.append(f"    if k not in {declared}: setitem(o, k, fast_copy(x, 0))")
+        needs_reorder = not closed or any(is_array_index(key) for key in properties)
+        lines.append("return reorder(o)" if needs_reorder else "return o")
+        return lines
+
+    def _unrolled_properties(
+        self, properties: dict[str, Any], required: set[str], counts: bool, depth: int
+    ) -> list[str]:
+        lines: list[str] = []
         for key, child in properties.items():
             checks, function = self._check_into(child, "x", depth)
             lines.append(f"x = o.get({key!r}, M)")
@@ -137,20 +180,33 @@ class _Generator:
                 lines.append("if x is not M:")
                 block = []
                 indent = "    "
-            if closed and not all_required:
+            if counts:
                 block.append("found += 1")
             block.extend(checks)
             if function is not None:
                 block.append(f"setitem(o, {key!r}, {function}(x))")
             lines.extend(indent + line for line in (block or ["pass"]))
-        if closed and not all_required:
-            lines.append("if found != len(o): raise B")
-        if not closed:
-            declared = self.constant(frozenset(properties))
-            lines.append("for k, x in v.items():")
-            lines.append(f"    if k not in {declared}: setitem(o, k, fast_copy(x, 0))")
-        needs_reorder = not closed or any(is_array_index(key) for key in properties)
-        lines.append("return reorder(o)" if needs_reorder else "return o")
+        return lines
+
+    def _property_table(self, properties: dict[str, Any], required: set[str], counts: bool, depth: int) -> list[str]:
+        rows = []
+        for key, child in properties.items():
+            copies = "oneOf" in child or child.get("type") not in _SCALAR_TYPES
+            name = self.function_for(child, depth + 1) if copies else self.shared_scalar_check(child)
+            rows.append((key, key in required, name, copies))
+        # the rows name their functions; _generate binds the names once the functions exist
+        table = self.constant(tuple(rows))
+        lines = [
+            f"for k, needed, f, copies in {table}:",
+            "    x = o.get(k, M)",
+            "    if x is M:",
+            "        if needed: raise B",
+            "        continue",
+        ]
+        if counts:
+            lines.append("    found += 1")
+        lines.extend(["    if copies: setitem(o, k, f(x))", "    else: f(x)"])
+        self.tables.append(table)
         return lines
 
     def _array(self, schema: Any, depth: int) -> list[str]:
@@ -192,6 +248,10 @@ _GENERATED: TextKeyedCache[Callable[[Any], Any] | None] = TextKeyedCache()
 
 
 def _generate(schema: Any) -> Callable[[Any], Any] | None:
+    return without_collector(_generate_code, schema)
+
+
+def _generate_code(schema: Any) -> Callable[[Any], Any] | None:
     generator = _Generator()
     try:
         entry = generator.function_for(schema, 0)
@@ -211,6 +271,9 @@ def _generate(schema: Any) -> Callable[[Any], Any] | None:
     }
     source = "\n".join(generator.lines)
     exec(compile(source, f"<normalizer {entry}>", "exec"), namespace)
+    for table in generator.tables:
+        rows = namespace[table]
+        namespace[table] = tuple((key, needed, namespace[name], copies) for key, needed, name, copies in rows)
     normalizer: Callable[[Any], Any] = namespace[entry]
     normalizer.__doc__ = source
     return normalizer
@@ -224,28 +287,81 @@ def _declines(value: Any) -> Any:
 
 
 class FusedNormalization:
-    """A tool's fused normalization, generated once the tool has normalized enough data to repay it.
+    """A tool's value normalization (digest 4.1 steps 1-3), fused once the tool has normalized enough data.
 
     Generating and compiling the code costs about a millisecond; a tool that only ever sees a few small values
     (a one-off call, a test scenario) never pays it and keeps the step-by-step path. A large value (a root
     container of more than ``threshold`` items) pays it at once.
     """
 
-    __slots__ = ("_normalizer", "_schema", "_seen", "_threshold")
+    __slots__ = ("_normalizer", "_schema", "_seen", "_threshold", "_validator")
 
     def __init__(self, schema: Any, threshold: int = 64) -> None:
+        from toolcontract.schema import compile_validator
+
         self._schema = schema
+        self._validator = compile_validator(schema)
         self._normalizer: Callable[[Any], Any] | None = None
         self._seen = 0
         self._threshold = threshold
 
     def __call__(self, candidate: Any) -> Any:
-        """The normalized value, or :class:`NotNormalized` (not generated yet, or declined)."""
+        """The fused walk's normalized value, or :class:`NotNormalized` (not generated yet, or declined)."""
+        normalizer = self._generated(candidate)
+        if normalizer is None:
+            raise _Bail
+        kind = type(candidate)
+        if kind is dict or kind is list or kind is FrozenDict or kind is FrozenList:
+            return without_collector(normalizer, candidate)
+        return normalizer(candidate)
+
+    def normalize(self, candidate: Any) -> Any:
+        """The normalized value: the snapshot of a valid lossless ``candidate``; else :class:`OutputRejected`.
+
+        The fused walk returns a valid value at once. When it declines, one walk over the candidate, without
+        copying it, finds the contract's messages and whether it is lossless at all (a candidate that is not
+        lossless JSON has that one violation, whatever else is wrong), so an invalid value costs little more than
+        a valid one.
+        """
+        kind = type(candidate)
+        if kind is dict or kind is list or kind is FrozenDict or kind is FrozenList:
+            return without_collector(self._normalize, candidate)
+        return self._normalize(candidate)
+
+    def _generated(self, candidate: Any) -> Callable[[Any], Any] | None:
+        """The generated normalizer, generated once enough data was seen (``None`` before that)."""
         normalizer = self._normalizer
         if normalizer is None:
             kind = type(candidate)
             self._seen += 1 + (len(candidate) if kind is list or kind is dict else 0)
             if self._seen < self._threshold:
-                raise _Bail
+                return None
             normalizer = self._normalizer = compile_normalizer(self._schema) or _declines
-        return run_without_gc(normalizer, candidate)
+        return normalizer
+
+    def _normalize(self, candidate: Any) -> Any:
+        normalizer = self._generated(candidate)
+        if normalizer is not None and normalizer is not _declines:
+            try:
+                return normalizer(candidate)
+            except (_Bail, RecursionError):
+                pass
+            # the walk declined a value of the shape it was generated for: most likely an invalid one
+            verdict = self._validator.violations_if_lossless(candidate, "value")
+            if verdict is None:
+                raise OutputRejected([NOT_LOSSLESS])
+            if verdict:
+                raise OutputRejected(verdict)
+            return _snapshot(candidate)  # valid, but deeper than the walk goes
+        value = _snapshot(candidate)
+        violations = self._validator.violations(value, "value")
+        if violations:
+            raise OutputRejected(violations)
+        return value
+
+
+def _snapshot(candidate: Any) -> Any:
+    try:
+        return snapshot_json(candidate)
+    except NotLosslessJson:
+        raise OutputRejected([NOT_LOSSLESS]) from None

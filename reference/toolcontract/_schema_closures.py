@@ -6,7 +6,9 @@ path text only for a violation. Both recurse along the schema (never along an un
 use the bounded lossless check), so they run only schemas of bounded height (see ``_schema_deep``).
 
 Invariant the object and array checks rely on: a value with no violation under a node is lossless JSON, so the
-whole-container lossless check only has to look at what no child node checked (digest 1.27-1.28).
+whole-container lossless check only has to look at what no child node checked (digest 1.27-1.28). The same
+invariant lets ``collect`` into a :class:`Findings` tell whether an original value (not its snapshot) is
+lossless JSON at all: only the parts holding a violation need a look.
 """
 
 from __future__ import annotations
@@ -19,7 +21,33 @@ from toolcontract._schema_paths import ValuePath, missing_required, must_be, mus
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import es_key_order
 
-__all__ = ["compile_closures"]
+__all__ = ["Findings", "compile_closures"]
+
+
+class Findings(list[str]):
+    """Violations collected from an original value, with whether that value is lossless JSON (``lossless``).
+
+    Collecting into one adds no violation and changes none; it only notes, at each part holding a violation,
+    whether that part is lossless JSON (the rest is, being valid). An object's keys are type-checked before any
+    lookup, so none of the value's own code runs (a lookup may call a foreign key's ``__eq__``).
+    """
+
+    __slots__ = ("lossless",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lossless = True
+
+
+def _note(out: list[str], value: Any) -> None:
+    """Note, when collecting into :class:`Findings`, whether ``value`` (which holds a violation) is lossless."""
+    if type(out) is Findings and out.lossless and not is_lossless(value):
+        out.lossless = False
+
+
+def _not_lossless(out: list[str]) -> None:
+    if type(out) is Findings:
+        out.lossless = False
 
 
 def compile_closures(node: SchemaNode) -> None:
@@ -182,6 +210,7 @@ def _one_of_valid(node: SchemaNode) -> ValidFn:
 def _any_collect(value: Any, path: ValuePath, out: list[str]) -> None:
     if not is_lossless(value):
         out.append(must_be(path, "a lossless JSON value"))
+        _not_lossless(out)
 
 
 def _type_violation(kind: str, value: Any) -> str:
@@ -212,6 +241,7 @@ def _scalar_collect(node: SchemaNode) -> CollectFn:
     def collect_scalar(value: Any, path: ValuePath, out: list[str]) -> None:
         if not is_type(value):
             out.append(must_be(path, _type_violation(kind, value)))
+            _note(out, value)
         elif enum is not None and value not in enum:
             out.append(must_be(path, one_of_enum))
         elif const is not ABSENT and value != const:
@@ -230,6 +260,10 @@ def _object_collect(node: SchemaNode) -> CollectFn:
         kind = type(value)
         if kind is not dict and kind is not FrozenDict:
             out.append(must_be(path, "an object"))
+            _note(out, value)
+            return
+        if type(out) is Findings and not all(type(key) is str for key in value):
+            out.lossless = False
             return
         start = len(out)
         try:
@@ -245,14 +279,19 @@ def _object_collect(node: SchemaNode) -> CollectFn:
                 for key in es_key_order([key for key in value if type(key) is str]):
                     if key not in declared:
                         out.append(not_declared(path, key))
-            if len(out) == start and not is_lossless_beside(value, declared):
-                out.append(must_be(path, "a lossless JSON object"))
+            if len(out) == start:
+                if not is_lossless_beside(value, declared):
+                    out.append(must_be(path, "a lossless JSON object"))
+                    _not_lossless(out)
+            elif type(out) is Findings and out.lossless and not is_lossless_beside(value, declared):
+                out.lossless = False
         except RecursionError:
             raise
         except Exception:
             # Reading the value ran foreign code that raised (a key's __eq__ or __hash__): digest 1.31.
             del out[start:]
             out.append(must_be(path, "a lossless JSON value"))
+            _not_lossless(out)
 
     return collect_object
 
@@ -264,10 +303,12 @@ def _array_collect(node: SchemaNode) -> CollectFn:
         kind = type(value)
         if kind is not list and kind is not FrozenList:
             out.append(must_be(path, "an array"))
+            _note(out, value)
             return
         if items is None:
             if not is_lossless(value):
                 out.append(must_be(path, "a dense lossless JSON array"))
+                _not_lossless(out)
             return
         # With items, the whole-array check cannot fail once every item is valid (see is_lossless_beside).
         valid = items.valid
@@ -289,5 +330,7 @@ def _one_of_collect(node: SchemaNode) -> CollectFn:
                 matched += 1
         if matched != 1:
             out.append(must_match_one_branch(path, matched))
+            if not matched:  # a value matching a branch is valid there, so lossless
+                _note(out, value)
 
     return collect_one_of

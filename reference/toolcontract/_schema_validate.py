@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from toolcontract._schema_closures import compile_closures
+from toolcontract._collector import without_collector
+from toolcontract._schema_closures import Findings, compile_closures
 from toolcontract._schema_deep import CLOSURE_HEIGHT, collect_iteratively
+from toolcontract._schema_kinds import is_lossless
 from toolcontract._schema_nodes import SchemaNode, build_nodes
 from toolcontract._schema_subset import schema_violations
 from toolcontract._text_cache import TextKeyedCache
@@ -46,7 +48,25 @@ class Validator:
             except Exception:
                 # Only a RecursionError (a caller already deep in the stack) lands here in practice.
                 pass
-        return collect_iteratively(self._node, value, root)
+        return without_collector(collect_iteratively, self._node, value, root)
+
+    def violations_if_lossless(self, value: object, root: str = "value") -> list[str] | None:
+        """The violations that ``value``'s snapshot has, found on ``value`` itself; ``None`` if it is not lossless.
+
+        For a value expected to be invalid: one walk, no copy, none of the value's own code run, and only the
+        parts holding a violation checked for losslessness (see :class:`Findings`).
+        """
+        if self._shallow:
+            findings = Findings()
+            try:
+                self._collect(value, root, findings)
+            except Exception:
+                pass  # a RecursionError: the caller is already deep in the stack
+            else:
+                return list(findings) if findings.lossless else None
+        if not is_lossless(value):
+            return None
+        return self.violations(value, root)
 
     def is_valid(self, value: object) -> bool:
         """True when ``value`` has no violation (the fast path: nothing is allocated)."""
@@ -55,7 +75,7 @@ class Validator:
                 return self._valid(value)
             except Exception:
                 pass
-        return not collect_iteratively(self._node, value, "value")
+        return not without_collector(collect_iteratively, self._node, value, "value")
 
 
 def compile_validator(schema: JsonValue) -> Validator:
@@ -69,6 +89,11 @@ def compile_validator(schema: JsonValue) -> Validator:
 
 
 def _compile(schema: JsonValue) -> Validator:
+    # one node and two closures per schema object, all kept: a large schema would trigger full collections
+    return without_collector(_compile_nodes, schema)
+
+
+def _compile_nodes(schema: JsonValue) -> Validator:
     violations = schema_violations(schema)
     if violations:
         raise JsonSchemaError(violations)
