@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
+from toolcontract._collector import without_collector
 from toolcontract.frozen import FrozenDict, FrozenList
 
 __all__ = [
@@ -295,7 +296,8 @@ def snapshot_json(value: Any) -> JsonValue:
         return _fast_copy(value, 0)
     except (_Bail, RecursionError):
         pass  # too deep for the recursive copy, a cycle, or a rejection: the iterative walk reports it
-    copy, rejections = _thorough_walk(value, build=True)
+    # the walk keeps every open container's frame alive: without the pause, a deep value triggers full collections
+    copy, rejections = without_collector(_thorough_walk, value, True)
     if rejections:
         raise NotLosslessJson(rejections)
     return copy
@@ -329,7 +331,7 @@ def thaw(value: JsonValue) -> JsonValue:
 
 def iter_rejections(value: Any) -> Iterator[Rejection]:
     """Yield every place in ``value`` that is not lossless JSON, in walk order."""
-    _, rejections = _thorough_walk(value, build=False)
+    _, rejections = without_collector(_thorough_walk, value, False)
     yield from rejections
 
 
@@ -367,7 +369,7 @@ def is_lossless_json(value: Any) -> bool:
         return _fast_check(value, 0)
     except (_Bail, RecursionError):
         pass  # too deep for the recursive check, or a cycle (infinitely deep): the iterative walk decides
-    return not _thorough_walk(value, build=False)[1]
+    return not without_collector(_thorough_walk, value, False)[1]
 
 
 # --- canonical JSON text -------------------------------------------------------------------------------
