@@ -81,7 +81,7 @@ def _build(schema: Any, built: dict[int, SchemaNode], order: list[SchemaNode]) -
     if "oneOf" in schema:
         node = SchemaNode("oneOf")
         for branch in schema["oneOf"]:
-            children.append((yield _build(branch, built, order)))
+            children.append(_leaf(branch, built, order) or (yield _build(branch, built, order)))
         node.branches = tuple(children)
     elif "type" not in schema:
         node = SchemaNode("any")
@@ -90,24 +90,49 @@ def _build(schema: Any, built: dict[int, SchemaNode], order: list[SchemaNode]) -
         if node.kind == "object":
             declared = schema.get("properties", {})
             for key in es_key_order(list(declared)):
-                child = yield _build(declared[key], built, order)
+                child = _leaf(declared[key], built, order) or (yield _build(declared[key], built, order))
                 node.properties[key] = child
                 children.append(child)
             node.required = tuple(schema.get("required", ()))
             node.closed = schema.get("additionalProperties") is False
         elif node.kind == "array":
             if "items" in schema:
-                node.items = yield _build(schema["items"], built, order)
+                items = schema["items"]
+                node.items = _leaf(items, built, order) or (yield _build(items, built, order))
                 children.append(node.items)
         else:
-            enum = schema.get("enum")
-            if is_plain_array(enum):
-                node.enum = frozenset(enum)
-                node.enum_json = canonical_json(enum)
-            if "const" in schema:
-                node.const = schema["const"]
-                node.const_json = canonical_json(node.const)
+            _set_scalar_constraints(node, schema)
     node.depth = 1 + max((child.depth for child in children), default=0)
     built[id(schema)] = node
     order.append(node)
     return node
+
+
+def _leaf(schema: Any, built: dict[int, SchemaNode], order: list[SchemaNode]) -> SchemaNode | None:
+    """The node of a schema already built or without child schemas (built at once, no walk step), else ``None``."""
+    existing = built.get(id(schema))
+    if existing is not None:
+        return existing
+    if "oneOf" in schema:
+        return None
+    kind = schema.get("type")
+    if kind is None:
+        node = SchemaNode("any")
+    elif kind in ("object", "array"):
+        return None
+    else:
+        node = SchemaNode(kind)
+        _set_scalar_constraints(node, schema)
+    built[id(schema)] = node
+    order.append(node)
+    return node
+
+
+def _set_scalar_constraints(node: SchemaNode, schema: Any) -> None:
+    enum = schema.get("enum")
+    if is_plain_array(enum):
+        node.enum = frozenset(enum)
+        node.enum_json = canonical_json(enum)
+    if "const" in schema:
+        node.const = schema["const"]
+        node.const_json = canonical_json(node.const)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from toolcontract._collector import without_collector
 from toolcontract._schema_kinds import (
     ANNOTATIONS,
     CONSTRAINT_KEYWORDS,
@@ -18,6 +19,7 @@ from toolcontract._schema_paths import SchemaPath, schema_path_text
 from toolcontract._schema_walk import Step, run_walk
 from toolcontract._text_cache import TextKeyedCache
 from toolcontract.errors import JsonSchemaError
+from toolcontract.frozen import FrozenDict
 from toolcontract.jsonvalue import es_key_order
 
 __all__ = ["assert_object_schema", "assert_supported_schema", "schema_violations"]
@@ -33,6 +35,9 @@ _PLACEMENT: Final = {
     "array": frozenset(("items",)),
     **{name: frozenset(("enum", "const")) for name in ("string", "number", "integer", "boolean", "null")},
 }
+_SCALAR_TYPE_NAMES: Final = frozenset(("string", "number", "integer", "boolean", "null"))
+_LEAF_ONLY_KEYS: Final = frozenset(("enum", "const"))
+_STRING_ANNOTATIONS: Final = frozenset(("description", "title"))
 
 
 def schema_violations(schema: object, path: str = "schema") -> list[str]:
@@ -40,7 +45,7 @@ def schema_violations(schema: object, path: str = "schema") -> list[str]:
 
     Total: never raises, for any Python object. Iterative: nesting depth is bounded by memory.
     """
-    return list(_CHECKED.get(schema, lambda data: _walk_violations(data, path), path))
+    return list(_CHECKED.get(schema, lambda data: without_collector(_walk_violations, data, path), path))
 
 
 def _walk_violations(schema: object, path: str) -> tuple[str, ...]:
@@ -81,6 +86,38 @@ def _check_node(node: object, path: SchemaPath, out: list[str], ancestors: set[i
     ancestors.discard(id(node))
 
 
+def _child_step(node: object, path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None] | None:
+    """Check a plain scalar schema at once (nothing in it can nest); any other schema is a step to walk."""
+    type_name = _plain_scalar_type(node)
+    if type_name is None:
+        return _check_node(node, path, out, ancestors)
+    if len(node) > 1:  # type: ignore[arg-type]
+        _check_scalar(node, type_name, path, out)  # type: ignore[arg-type]
+    return None
+
+
+def _plain_scalar_type(node: object) -> str | None:
+    """The type of a schema object holding only a scalar ``type``, string annotations, ``enum`` and ``const``.
+
+    Such a schema can break no rule but those of its ``enum`` and ``const`` (every other rule holds for it), and
+    it has no child to walk. Any other object is ``None``: the full walk checks it.
+    """
+    kind = type(node)
+    if kind is not dict and kind is not FrozenDict:
+        return None
+    type_name: object = None
+    for key, item in node.items():  # type: ignore[attr-defined]
+        if type(key) is not str:
+            return None
+        if key == "type":
+            type_name = item
+        elif key not in _LEAF_ONLY_KEYS and (key not in _STRING_ANNOTATIONS or type(item) is not str):
+            return None
+    if type(type_name) is not str or type_name not in _SCALAR_TYPE_NAMES:
+        return None
+    return type_name
+
+
 def _check_record(node: dict[str, Any], path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None]:
     for key in es_key_order(list(node)):
         if key in CONSTRAINT_KEYWORDS:
@@ -115,7 +152,9 @@ def _check_one_of(node: dict[str, Any], path: SchemaPath, out: list[str], ancest
     if is_plain_array(branches):
         # A one-branch array is still walked, so its branch's own violations are reported too.
         for index, branch in enumerate(list(branches)):
-            yield _check_node(branch, (path, f".oneOf[{index}]"), out, ancestors)
+            step = _child_step(branch, (path, f".oneOf[{index}]"), out, ancestors)
+            if step is not None:
+                yield step
     for key in SHAPE_KEYWORDS:
         if key in node:
             out.append(f"{schema_path_text(path)}.{key} is not supported beside oneOf")
@@ -137,7 +176,9 @@ def _check_typed(node: dict[str, Any], path: SchemaPath, out: list[str], ancesto
         yield from _check_object(node, path, out, ancestors)
     elif type_name == "array":
         if "items" in node:
-            yield _check_node(node["items"], (path, ".items"), out, ancestors)
+            step = _child_step(node["items"], (path, ".items"), out, ancestors)
+            if step is not None:
+                yield step
     else:
         _check_scalar(node, type_name, path, out)
 
@@ -149,7 +190,9 @@ def _check_object(node: dict[str, Any], path: SchemaPath, out: list[str], ancest
         if is_record(declared):
             properties = declared
             for key in es_key_order(list(declared)):
-                yield _check_node(declared[key], (path, f".properties.{key}"), out, ancestors)
+                step = _child_step(declared[key], (path, f".properties.{key}"), out, ancestors)
+                if step is not None:
+                    yield step
         else:
             out.append(f"{schema_path_text(path)}.properties must be an object of schemas")
     if "required" in node:
