@@ -135,7 +135,10 @@ def error_message(thrown: object) -> str:
             return text
         if issubclass(type(thrown), BaseException):
             args = _ARGS.__get__(thrown)
-            text = plain_str(str(args[0]) if len(args) == 1 else str(thrown))
+            single = args[0] if len(args) == 1 else None
+            text = plain_str(single)  # a string argument is the message as it is, without its own code
+            if text is None:
+                text = plain_str(str(single) if len(args) == 1 else str(thrown))
         else:
             text = plain_str(str(thrown))
     except BaseException:  # the value's own code raised while being read: inspection stays total
