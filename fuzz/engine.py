@@ -379,7 +379,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("target")
     parser.add_argument("--folder", type=Path, required=True, help="where the corpus, crashes and result go")
     parser.add_argument("--seconds", type=float, default=300.0)
-    parser.add_argument("--input-timeout", type=float, default=2.0, help="the per-input time bound, in seconds")
+    parser.add_argument("--input-timeout", type=float, default=10.0, help="the per-input time bound, in seconds")
     parser.add_argument("--engine", choices=("auto", "atheris", "hypothesis"), default="auto")
     return parser.parse_args(argv)
 

@@ -42,7 +42,7 @@ class TargetRun:
     executions: int = 0
     crashing_inputs: int = 0
     crashes: list[dict[str, Any]] = field(default_factory=list)
-    artifacts: list[str] = field(default_factory=list)
+    artifacts: list[tuple[str, str]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -88,6 +88,16 @@ def _new_artifacts(folder: Path, seen: set[Path]) -> list[Path]:
     return found
 
 
+def _libfuzzer_report(log: Path, since: int) -> str:
+    """libFuzzer's one-line verdict on the segment of ``log`` after byte ``since``, and the innermost Python frame."""
+    with log.open("rb") as stream:
+        stream.seek(since)
+        lines = stream.read().decode("utf-8", "replace").splitlines()
+    verdict = next((line.split("ERROR: ", 1)[1] for line in lines if "ERROR: libFuzzer:" in line), "")
+    frames = [line.strip() for line in lines if line.lstrip().startswith('File "')]
+    return f"{verdict}; {frames[0]}" if verdict and frames else verdict
+
+
 def run_target(name: str, folder: Path, seconds: float, input_timeout: float, engine: str) -> TargetRun:
     """Fuzz one target in worker processes for ``seconds`` in all."""
     _prepare(folder)
@@ -114,6 +124,7 @@ def run_target(name: str, folder: Path, seconds: float, input_timeout: float, en
             "--engine",
             engine,
         ]
+        since = log.stat().st_size if log.exists() else 0
         with log.open("ab") as output:
             try:
                 status = subprocess.run(
@@ -130,7 +141,7 @@ def run_target(name: str, folder: Path, seconds: float, input_timeout: float, en
         if result_path.is_file():
             run.add(json.loads(result_path.read_text("utf-8")))
         artifacts = _new_artifacts(folder, seen)
-        run.artifacts.extend(str(path) for path in artifacts)
+        run.artifacts.extend((str(path), _libfuzzer_report(log, since)) for path in artifacts)
         if status == 0:
             break
         if not artifacts:
@@ -153,9 +164,10 @@ def _print_run(run: TargetRun) -> None:
     for crash in run.crashes:
         print(f"    {crash['signature']}: {crash['exception'][:160]}")
         print(f"        reproducer ({crash['size']} bytes, {crash['inputs']} inputs): {crash['reproducer']}")
-    for artifact in run.artifacts:
+    for artifact, report in run.artifacts:
         kind = Path(artifact).name.removeprefix("libfuzzer-").split("-")[0]
-        print(f"    libFuzzer {kind}: {artifact}")
+        print(f"    libFuzzer {kind}: {report or 'see the fuzzer log'}")
+        print(f"        reproducer: {artifact}")
     for failure in run.failures:
         print(f"    {failure}")
 
@@ -164,7 +176,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m fuzz", description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help="fuzz only the targets whose name contains NAME")
     parser.add_argument("--seconds", type=float, default=300.0, help="seconds per target (default 300)")
-    parser.add_argument("--input-timeout", type=float, default=2.0, help="per-input time bound (default 2 s)")
+    parser.add_argument(
+        "--input-timeout",
+        type=float,
+        default=10.0,
+        help="per-input time bound (default 10 s: instrumented code is slow)",
+    )
     parser.add_argument("--engine", choices=("auto", "atheris", "hypothesis"), default="auto")
     parser.add_argument(
         "--out",

@@ -57,22 +57,6 @@ KNOWN_CRASHES = [
         "canonical_json raises TypeError from is_array_index, not NotLosslessJson, for an object holding a "
         "non-string key beside an array-index key ({'0': 1, 1: 2})",
     ),
-    KnownCrash(
-        "protocol",
-        "RecursionError",
-        "decode_line",
-        b"[" * 1100,
-        "decode_line lets json.loads' RecursionError out on a line nested about 1,000 levels deep (it catches "
-        "only ValueError), instead of raising InvalidResponse",
-    ),
-    KnownCrash(
-        "scenario",
-        "RecursionError",
-        "load_scenario",
-        b"[" * 1100,
-        "load_scenario lets json.loads' RecursionError out on a file nested about 1,000 levels deep (it "
-        "catches only ValueError), instead of raising ScenarioError",
-    ),
 ]
 
 
