@@ -2,7 +2,8 @@
 
 It answers each scenario with a transcript built from the scenario alone (see :func:`transcript`), so the
 tests can write the matching goldens; the mode decides what goes wrong. It imports nothing of the kit, like
-an adapter written in another language.
+an adapter written in another language. Modes ending in ``-marked`` misbehave only on scenarios whose id
+contains ``bad``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from typing import Any
 
 INFO = {"name": "misbehaving", "language": "python", "version": "0", "capabilities": ["wrappers"]}
 
+DEEP = 100_000
+MILLION = 1_000_000
+
 
 def transcript(scenario: dict[str, Any]) -> str:
     """The transcript every well-behaved answer carries: canonical JSON text naming the scenario."""
@@ -24,6 +28,33 @@ def transcript(scenario: dict[str, Any]) -> str:
 def answer(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+def write_raw(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def deep_text(depth: int) -> str:
+    """The JSON text of an array nested ``depth`` levels deep (no standard encoder can write one)."""
+    return "[" * depth + "]" * depth
+
+
+def deep_transcript(scenario: dict[str, Any]) -> str:
+    """A transcript whose steps are a value 100,000 levels deep."""
+    return transcript(scenario).replace('"steps":{}', '"steps":' + deep_text(DEEP))
+
+
+def million_key_transcript(scenario: dict[str, Any]) -> str:
+    """A transcript whose steps hold a million members."""
+    steps = ",".join(f'"c{index}":{index}' for index in range(MILLION))
+    return transcript(scenario).replace('"steps":{}', '"steps":{' + steps + "}")
+
+
+def errored_answer(seq: int, extra: str) -> str:
+    """An errored answer whose context holds ``extra`` (JSON text of any depth)."""
+    return f'{{"seq": {seq}, "errored": true, "context": {{"message": "deep", "data": {extra}}}}}'
 
 
 def main(mode: str, state: str | None = None) -> int:
@@ -43,6 +74,13 @@ def main(mode: str, state: str | None = None) -> int:
             elif mode == "start-crash":
                 print("adapter: cannot initialise", file=sys.stderr)
                 return 4
+            elif mode == "unknown-capability":
+                answer({"version": 1, "implementation": {**INFO, "capabilities": ["wrappers", "wrapers"]}})
+            elif mode == "deep-start":
+                write_raw(b'{"version": 1, "implementation": %s}\n' % deep_text(DEEP).encode())
+            elif mode == "start-close-stdout":
+                os.close(1)
+                time.sleep(60)
             else:
                 answer({"version": 1, "implementation": INFO})
             continue
@@ -88,6 +126,53 @@ def main(mode: str, state: str | None = None) -> int:
             answer({"seq": seq, "errored": True, "context": {"message": "boom", "traceback": "at line 1"}})
         elif mode == "wrong-transcript":
             answer({"seq": seq, "transcript": transcript({"id": "another"})})
+        elif mode == "noisy-wrong" or (mode == "noisy-wrong-marked" and marked):
+            print(f"adapter: warning while running {scenario['id']}", file=sys.stderr)
+            sys.stderr.flush()
+            answer({"seq": seq, "transcript": transcript({"id": "another"})})
+        elif mode == "noisy-wrong-marked":
+            print(f"adapter: all is well in {scenario['id']}", file=sys.stderr)
+            sys.stderr.flush()
+            answer({"seq": seq, "transcript": transcript(scenario)})
+        elif mode == "stderr-flood":
+            sys.stderr.write(f"adapter: start of {scenario['id']}\n" + "x" * 5_000_000 + "\nadapter: the end\n")
+            sys.stderr.flush()
+            answer({"seq": seq, "transcript": transcript({"id": "another"})})
+        elif mode == "deep-transcript":
+            answer({"seq": seq, "transcript": deep_transcript(scenario)})
+        elif mode == "deep-context":
+            write_raw(errored_answer(seq, deep_text(DEEP)).encode() + b"\n")
+        elif mode == "deep-key":
+            text = json.dumps(transcript(scenario))
+            write_raw(f'{{"seq": {seq}, "transcript": {text}, "note": {deep_text(DEEP)}}}\n'.encode())
+        elif mode == "million-keys":
+            answer({"seq": seq, "transcript": million_key_transcript(scenario)})
+        elif mode == "surrogate-transcript":
+            answer({"seq": seq, "transcript": transcript(scenario).replace('"steps":{}', '"steps":{"t":"\ud800"}')})
+        elif mode == "surrogate-context":
+            answer({"seq": seq, "errored": True, "context": {"message": "bad text \ud800", "detail": ["\udfff"]}})
+        elif mode == "invalid-utf8":
+            write_raw(b'{"seq": %d, "transcript": "\xff\xfe"}\n' % seq)
+        elif mode == "huge-line":
+            write_raw(b'{"seq": %d, "transcript": "' % seq + b"x" * 100_000_000 + b'"}\n')
+        elif mode == "seq-string":
+            answer({"seq": str(seq), "transcript": transcript(scenario)})
+        elif mode == "seq-float":
+            answer({"seq": float(seq), "transcript": transcript(scenario)})
+        elif mode == "seq-bool":
+            answer({"seq": bool(seq), "transcript": transcript(scenario)})
+        elif mode == "close-stdout":
+            os.close(1)
+            time.sleep(60)
+        elif mode == "two-answers":
+            line = json.dumps({"seq": seq, "transcript": transcript(scenario)}) + "\n"
+            write_raw((line * 2).encode())
+        elif mode == "half-line":
+            write_raw(b'{"seq": %d, "transcr' % seq)
+            time.sleep(60)
+        elif mode == "exit-after-answer":
+            answer({"seq": seq, "transcript": transcript(scenario)})
+            return 0
         else:
             answer({"seq": seq, "transcript": transcript(scenario)})
     return 0

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from misbehaving_adapter import transcript
+from misbehaving_adapter import deep_transcript, transcript
 
-from toolcontract_conformance.adapters.subprocess import Subprocess
+from toolcontract_conformance.adapters.subprocess import MAX_LINE_BYTES, Subprocess
 from toolcontract_conformance.exceptions import CannotStart, InvalidResponse, TimedOut, VersionMismatch
 from toolcontract_conformance.implementation import Errored, Ran, Skipped
+from toolcontract_conformance.protocol import known_capabilities
 from toolcontract_conformance.runner import run_suite
 
 SCRIPT = Path(__file__).with_name("misbehaving_adapter.py")
@@ -62,6 +64,14 @@ def test_a_well_behaved_adapter_answers_its_transcript() -> None:
         ("transcript-object", "invalid-response", "not a string"),
         ("nan", "invalid-response", "not JSON"),
         ("array", "invalid-response", "not a JSON object"),
+        ("deep-context", "invalid-response", "(nested deeper than 64 levels, in $.context.data)"),
+        ("deep-key", "invalid-response", "(nested deeper than 64 levels, in $.note[0])"),
+        ("invalid-utf8", "invalid-response", "(not UTF-8: byte 0xff at 26)"),
+        ("seq-string", "invalid-response", "(answered seq '0' to the run command seq 0)"),
+        ("seq-float", "invalid-response", "(answered seq 0.0 to the run command seq 0)"),
+        ("seq-bool", "invalid-response", "(answered seq False to the run command seq 0)"),
+        ("close-stdout", "crashed", "the adapter closed its output during run seq 0"),
+        ("half-line", "timed-out", "no answer to run seq 0 within 0.5 s"),
     ],
 )
 def test_a_misbehaving_adapter_is_errored_with_context(mode: str, kind: str, words: str) -> None:
@@ -126,7 +136,7 @@ def test_an_always_crashing_adapter_passes_nothing() -> None:
 
 def test_restarting_gives_up_after_failed_restarts(tmp_path: Path) -> None:
     implementation = adapter("crash", str(tmp_path / "broken"), max_restarts=2)
-    suite = run_suite(implementation, [scenario(f"s{n}") for n in range(5)], goldens)
+    suite = run_suite(implementation, [scenario(f"s{n}") for n in range(5)], goldens, max_failures=0)
     assert [result.status for result in suite.results] == ["errored"] * 5
     kinds = [(result.context["kind"], result.context.get("phase")) for result in suite.results]
     assert kinds[:3] == [("crashed", "run seq 0"), ("cannot-start", "restart"), ("cannot-start", "restart")]
@@ -178,3 +188,150 @@ def test_a_wrong_transcript_fails_and_names_the_rule() -> None:
     assert result.status == "failed"
     assert result.first_difference is not None and result.first_difference.where == "$.scenario"
     assert "R-TEST-1" in result.explain()
+
+
+# --- hostile answers: each has one exact outcome, none is a pass, none hangs --------------------------------
+
+
+def test_a_100000_deep_transcript_is_judged_not_refused() -> None:
+    deep = scenario("deep")
+    passing = run_suite(adapter("deep-transcript"), [deep], lambda _: deep_transcript(deep).encode())
+    assert [result.status for result in passing.results] == ["passed"]
+    [failing] = run_suite(adapter("deep-transcript"), [deep], goldens).results
+    assert failing.status == "failed" and failing.first_difference is not None
+    assert (failing.first_difference.where, failing.first_difference.detail) == ("$.steps", "object ≠ array")
+
+
+def test_a_million_key_transcript_is_judged() -> None:
+    began = time.perf_counter()
+    [result] = run_suite(adapter("million-keys", timeout=60.0), [scenario("s1")], goldens).results
+    assert result.status == "failed" and len(result.differences) == 100
+    first = result.differences[0]
+    assert (first.where, first.kind, first.actual) == ("$.steps.c0", "unexpected", "0")
+    assert time.perf_counter() - began < 60
+
+
+def test_a_lone_surrogate_in_a_transcript_fails_where_it_stands() -> None:
+    [result] = run_suite(adapter("surrogate-transcript"), [scenario("s1")], goldens).results
+    assert result.status == "failed" and result.first_difference is not None
+    assert (result.first_difference.where, result.first_difference.actual) == ("$.steps.t", '"\ud800"')
+    assert "\\ud800" in str(result.first_difference)  # shown as its escape
+    escaped = transcript({"id": "s1"}).replace('"steps":{}', '"steps":{"t":"\\ud800"}').encode()
+    [unescaped] = run_suite(adapter("surrogate-transcript"), [scenario("s1")], lambda _: escaped).results
+    assert unescaped.status == "failed" and unescaped.first_difference is not None
+    assert (unescaped.first_difference.where, unescaped.first_difference.kind) == ("$.steps.t", "format")
+
+
+def test_a_lone_surrogate_in_an_errored_context_is_kept() -> None:
+    outcome = run_one("surrogate-context")
+    assert outcome == Errored({"message": "bad text \ud800", "detail": ["\udfff"]})
+
+
+def test_two_answers_to_one_command_error_the_next_scenario() -> None:
+    implementation = adapter("two-answers")
+    suite = run_suite(implementation, [scenario("s0"), scenario("s1"), scenario("s2")], goldens)
+    first, second, third = suite.results
+    assert (first.status, third.status) == ("passed", "passed")
+    assert second.status == "errored" and second.context["kind"] == "invalid-response"
+    assert second.message.startswith(
+        "invalid response (a line nobody asked for, written after its answer to run seq 0)"
+    )
+    assert implementation.launches == 2
+
+
+def test_an_adapter_that_exits_after_its_answer_crashes_the_next_scenario() -> None:
+    implementation = adapter("exit-after-answer")
+    suite = run_suite(implementation, [scenario("s0"), scenario("s1"), scenario("s2")], goldens)
+    assert [(result.status, result.context.get("kind")) for result in suite.results] == [
+        ("passed", None),
+        ("errored", "crashed"),
+        ("passed", None),
+    ]
+    assert implementation.launches == 2
+
+
+def test_a_line_of_100_mb_is_refused_at_the_limit() -> None:
+    outcome = run_one("huge-line", timeout=30.0)
+    assert isinstance(outcome, Errored) and outcome.context["kind"] == "invalid-response"
+    assert outcome.context["reason"] == f"a line longer than {MAX_LINE_BYTES} bytes"
+    assert outcome.context["line"].startswith('{"seq": 0, "transcript": "xxx')
+
+
+def test_a_hang_on_every_scenario_ends_the_run_after_three() -> None:
+    implementation = adapter("hang")
+    began = time.perf_counter()
+    suite = run_suite(implementation, [scenario(f"s{n}") for n in range(20)], goldens)
+    assert time.perf_counter() - began < 3 * (QUICK + 2)
+    kinds = [result.context["kind"] for result in suite.results]
+    assert kinds == ["timed-out"] * 3 + ["unresponsive"] * 17
+    assert implementation.launches == 3
+    assert suite.unresponsive.startswith(
+        "the implementation is unresponsive: 3 scenarios in a row went unanswered (timed out or crashed), "
+        "the last s2: no answer to run seq 2 within 0.5 s"
+    )
+    assert suite.results[3].message == "not run: " + suite.unresponsive
+    assert suite.results[3].explain() == f"s3 errored [R-TEST-1]: not run: {suite.unresponsive}"
+
+
+def test_max_failures_counts_only_failures_in_a_row() -> None:
+    ids = ["bad1", "bad2", "ok1", "bad3", "bad4", "ok2"]
+    suite = run_suite(adapter("crash-marked"), [scenario(i) for i in ids], goldens, max_failures=3)
+    assert [result.status for result in suite.results] == ["errored", "errored", "passed"] * 2
+    assert not suite.unresponsive
+    strict = run_suite(adapter("crash-marked"), [scenario(i) for i in ids], goldens, max_failures=1)
+    assert [result.context.get("kind") for result in strict.results] == ["crashed"] + ["unresponsive"] * 5
+
+
+def test_the_stderr_of_a_failing_scenario_is_its_own() -> None:
+    suite = run_suite(adapter("noisy-wrong-marked"), [scenario("ok1"), scenario("bad"), scenario("ok2")], goldens)
+    before, failing, after = suite.results
+    assert [result.status for result in suite.results] == ["passed", "failed", "passed"]
+    assert failing.stderr == "adapter: warning while running bad\n"
+    assert "--- stderr ---\nadapter: warning while running bad" in failing.explain()
+    assert before.stderr == after.stderr == ""  # passing scenarios carry none
+
+
+def test_a_flood_on_stderr_keeps_its_tail() -> None:
+    [result] = run_suite(adapter("stderr-flood"), [scenario("s1")], goldens).results
+    assert result.status == "failed"
+    assert result.stderr.startswith("…") and result.stderr.endswith("x\nadapter: the end\n")
+    assert len(result.stderr) == 8001
+
+
+def test_an_unknown_capability_is_a_warning_without_protocol_validation() -> None:
+    warnings: list[str] = []
+    suite = run_suite(adapter("unknown-capability"), [scenario("s1")], goldens, warn=warnings.append)
+    assert suite.implementation.capabilities == ("wrappers", "wrapers")
+    assert warnings == [
+        "misbehaving declares an unknown capability 'wrapers': the known ones are "
+        + ", ".join(known_capabilities())
+        + " (scenarios that require a misspelled capability are skipped)"
+    ]
+
+
+def test_an_unknown_capability_stops_the_run_with_protocol_validation() -> None:
+    with pytest.raises(InvalidResponse) as raised:
+        run_suite(adapter("unknown-capability", validate_protocol=True), [scenario("s1")], goldens)
+    assert raised.value.reason == "unknown capability 'wrapers': the known ones are " + ", ".join(known_capabilities())
+    assert "timeout" in known_capabilities() and "wrappers" in known_capabilities()
+
+
+def test_a_start_answer_nested_too_deep() -> None:
+    with pytest.raises(InvalidResponse, match=r"nested deeper than 64 levels, in \$\.implementation"):
+        adapter("deep-start").start()
+
+
+def test_an_adapter_that_closes_its_output_before_answering_start() -> None:
+    with pytest.raises(CannotStart, match="closed its output before answering start"):
+        adapter("start-close-stdout").start()
+
+
+def test_a_scenario_that_cannot_be_sent_is_errored_unsent() -> None:
+    implementation = adapter("good")
+    implementation.start()
+    try:
+        outcome = implementation.run(0, {**scenario("s1"), "value": float("nan")})
+        assert isinstance(outcome, Errored) and outcome.context["kind"] == "invalid-command"
+        assert implementation.run(1, scenario("s2")) == Ran(transcript({"id": "s2"}))
+    finally:
+        implementation.stop()

@@ -15,13 +15,13 @@ more, or a scenario id that does not exist.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any, Literal, TypeAlias
 
 from toolcontract_conformance._schemas import schema_errors
+from toolcontract_conformance.deepjson import NESTING_LIMIT, first_too_deep, loads
 from toolcontract_conformance.diff import Difference, Path, format_path, is_under, parse_path
 
 __all__ = [
@@ -70,14 +70,17 @@ class Baseline:
     def load(cls, file: str | FilePath) -> Baseline:
         """Read a baseline file, checked against ``schemas/baseline.schema.json``."""
         try:
-            data = json.loads(FilePath(file).read_text(encoding="utf-8"))
+            data = loads(FilePath(file).read_text(encoding="utf-8"), max_depth=NESTING_LIMIT)
         except (OSError, ValueError) as error:
             raise BaselineError(f"{file}: cannot read the baseline: {error}") from None
         return cls.from_json(data, source=str(file))
 
     @classmethod
     def from_json(cls, data: Any, source: str = "<baseline>") -> Baseline:
-        """A baseline from its parsed JSON form."""
+        """A baseline from its parsed JSON form (nested at most ``NESTING_LIMIT`` levels, as a file must be)."""
+        too_deep = first_too_deep(data, NESTING_LIMIT)
+        if too_deep is not None:
+            raise BaselineError(f"{source}: not a baseline: nested deeper than {NESTING_LIMIT} levels")
         errors = schema_errors("baseline.schema.json", data)
         if errors:
             raise BaselineError(f"{source}: not a baseline: " + "; ".join(errors))

@@ -132,7 +132,7 @@ class _IterativeParser:
         position = space(text, 0).end()  # type: ignore[union-attr]
         while True:
             char = text[position] if position < length else ""
-            if char == "{" or char == "[":
+            if char in {"{", "["}:
                 if self.max_depth is not None and len(members) >= self.max_depth:
                     raise TooDeep(self.max_depth, self._path(members, keys))
                 position += 1

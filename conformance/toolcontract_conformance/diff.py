@@ -120,8 +120,7 @@ def compare(expected: bytes, actual: bytes, ignore: Sequence[Path] = ()) -> tupl
     """
     if expected == actual:
         return ()
-    expected_text = expected.decode("utf-8", errors="replace")
-    actual_text = actual.decode("utf-8", errors="replace")
+    expected_text, actual_text = _decode(expected), _decode(actual)
     with _collector_paused():
         try:
             expected_tree = _parse(expected_text)
@@ -138,6 +137,14 @@ def compare(expected: bytes, actual: bytes, ignore: Sequence[Path] = ()) -> tupl
     if walk.ignored_differ:
         return ()
     return (_format_difference(expected_text, actual_text),)
+
+
+def _decode(data: bytes) -> str:
+    """The text of a transcript's bytes; a lone surrogate (written with ``surrogatepass``) stays itself."""
+    try:
+        return data.decode("utf-8", errors="surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace")
 
 
 @contextlib.contextmanager
@@ -229,6 +236,10 @@ def _ignore_tree(ignore: Sequence[Path]) -> _IgnoreTree | _Ignored | None:
     return root or None
 
 
+class _Enough(Exception):
+    """Raised once the walk has found as many differences as are reported."""
+
+
 #: The child pairs a container's walk hands back: its link, its ignore tree, expected and actual.
 _Pair: TypeAlias = tuple[_Link, "_IgnoreTree | _Ignored | None", Any, Any]
 
@@ -248,18 +259,21 @@ class _Walk:
 
     def run(self, expected: Any, actual: Any) -> None:
         stack: list[Iterator[_Pair]] = []
-        self._visit(stack, (None, self.ignore, expected, actual))
-        while stack and len(self.differences) < _MAX_DIFFERENCES:
-            pair = next(stack[-1], None)
-            if pair is None:
-                stack.pop()
-            else:
-                self._visit(stack, pair)
+        with contextlib.suppress(_Enough):
+            self._visit(stack, (None, self.ignore, expected, actual))
+            while stack:
+                pair = next(stack[-1], None)
+                if pair is None:
+                    stack.pop()
+                else:
+                    self._visit(stack, pair)
 
     def _emit(
         self, link: _Link, kind: DifferenceKind, expected: str | None, actual: str | None, detail: str = ""
     ) -> None:
         self.differences.append(Difference(_path(link), kind, expected, actual, detail))
+        if len(self.differences) >= _MAX_DIFFERENCES:
+            raise _Enough
 
     def _visit(self, stack: list[Iterator[_Pair]], pair: _Pair) -> None:
         link, ignore, expected, actual = pair

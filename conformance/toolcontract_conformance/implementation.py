@@ -6,6 +6,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from toolcontract_conformance.deepjson import NESTING_LIMIT, first_too_deep
+
 __all__ = ["Errored", "Implementation", "ImplementationInfo", "Outcome", "Ran", "Skipped", "checked_outcome"]
 
 
@@ -23,17 +25,26 @@ class ImplementationInfo:
 
 @dataclass(frozen=True, slots=True)
 class Ran:
-    """The implementation ran the scenario and answered a transcript (canonical JSON text)."""
+    """The implementation ran the scenario and answered a transcript (canonical JSON text).
+
+    ``stderr`` is what the adapter wrote on its standard error meanwhile: shown when the transcript fails,
+    and no part of the outcome's identity.
+    """
 
     transcript: str
+    stderr: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """The implementation declined the scenario (a missing capability or an inexpressible value)."""
+    """The implementation declined the scenario (a missing capability or an inexpressible value).
+
+    ``stderr`` is what the adapter wrote on its standard error meanwhile (not part of the outcome's identity).
+    """
 
     message: str
     issue_url: str | None = None
+    stderr: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +73,23 @@ Outcome: TypeAlias = Ran | Skipped | Errored
 
 
 def checked_outcome(outcome: object) -> Outcome:
-    """``outcome`` when it is a well-formed outcome; otherwise an :class:`Errored` saying what came back."""
+    """``outcome`` when it is a well-formed outcome; otherwise an :class:`Errored` saying what came back.
+
+    An errored context must be a dict nested at most :data:`~toolcontract_conformance.deepjson.NESTING_LIMIT`
+    levels (a cycle is infinitely deep), as an adapter's answer must: reports carry it.
+    """
     if isinstance(outcome, Ran):
         if not isinstance(outcome.transcript, str):
             return Errored({"kind": "invalid-outcome", "message": "Ran.transcript is not a str"})
         return outcome
-    if isinstance(outcome, Skipped | Errored):
+    if isinstance(outcome, Skipped):
+        return outcome
+    if isinstance(outcome, Errored):
+        if not isinstance(outcome.context, dict):
+            return Errored({"kind": "invalid-outcome", "message": "Errored.context is not a dict"})
+        if first_too_deep(outcome.context, NESTING_LIMIT) is not None:
+            message = f"Errored.context is nested deeper than {NESTING_LIMIT} levels (or holds a cycle)"
+            return Errored({"kind": "invalid-outcome", "message": message})
         return outcome
     return Errored({"kind": "invalid-outcome", "message": f"run returned {type(outcome).__name__}, not an outcome"})
 

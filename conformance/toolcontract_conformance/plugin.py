@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +29,23 @@ from toolcontract_conformance.adapters.subprocess import Subprocess
 from toolcontract_conformance.baseline import Baseline, BaselineError
 from toolcontract_conformance.exceptions import AdapterError
 from toolcontract_conformance.implementation import Implementation, ImplementationInfo
-from toolcontract_conformance.runner import GoldenLookup, apply_baseline, golden_directory, run_scenario
+from toolcontract_conformance.runner import (
+    DEFAULT_MAX_FAILURES,
+    GoldenLookup,
+    Watchdog,
+    apply_baseline,
+    capability_warning,
+    golden_directory,
+    run_scenario,
+)
 
 __all__ = ["ConformanceSession", "toolcontract_conformance"]
 
 _DEFAULT_IMPLEMENTATION = "toolcontract_conformance.adapters.reference:implementation"
 _RENDERER_TOOLKIT = "toolcontract_conformance.renderer_toolkit"
 _SCENARIOS_KEY = pytest.StashKey[list[dict[str, Any]]]()
+_SESSION_KEY = pytest.StashKey["ConformanceSession"]()
+_FIXTURE = "toolcontract_conformance"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,6 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--impl-cmd", metavar="CMD", help="the implementation under test, a protocol adapter command")
     group.addoption("--baseline", metavar="FILE", help="a baseline file of known failures")
     group.addoption("--impl-timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
+    group.addoption(
+        "--max-failures",
+        type=int,
+        default=DEFAULT_MAX_FAILURES,
+        metavar="N",
+        help=f"declare the implementation unresponsive after N scenarios in a row time out or crash "
+        f"(default {DEFAULT_MAX_FAILURES}, 0: never)",
+    )
     group.addoption("--validate-protocol", action="store_true", help="check every protocol message")
     group.addoption("--scenarios-dir", metavar="DIR", help="scenario files (default: the kit's own)")
     group.addoption("--goldens-dir", metavar="DIR", help="golden transcripts (default: the kit's own)")
@@ -115,11 +134,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @dataclass
 class ConformanceSession:
-    """The implementation under test for a pytest session, started once, and what judges its answers."""
+    """The implementation under test for a pytest session, started once, and what judges its answers.
+
+    After ``watchdog.max_failures`` scenarios in a row time out or crash, the implementation is unresponsive:
+    every later test fails at once with that reason, without running.
+    """
 
     implementation: Implementation
     goldens: GoldenLookup
     baseline: Baseline | None = None
+    watchdog: Watchdog = field(default_factory=Watchdog)
     _info: ImplementationInfo | None = None
     _start_error: str | None = None
     _seq: Iterator[int] = field(default_factory=itertools.count)
@@ -135,12 +159,18 @@ class ConformanceSession:
             except AdapterError as error:
                 self._start_error = f"cannot start {self.implementation!r}: {error}"
                 pytest.fail(self._start_error, pytrace=False)
+            warning = capability_warning(self._info)
+            if warning is not None:
+                warnings.warn(pytest.PytestWarning(warning), stacklevel=2)
         return self._info
 
     def check(self, scenario: dict[str, Any]) -> None:
         """Run one scenario and pass, fail, skip or xfail (baseline) the current test accordingly."""
+        if self.watchdog.unresponsive:
+            pytest.fail(self.watchdog.not_run(scenario).explain(), pytrace=False)
         info = self.info
         result = run_scenario(self.implementation, info, next(self._seq), scenario, self.goldens(str(scenario["id"])))
+        self.watchdog.record(result)
         result = apply_baseline(result, self.baseline)
         if result.baseline == "known-failure":
             pytest.xfail(f"known failure (baseline){': ' + result.baseline_note if result.baseline_note else ''}")
@@ -157,10 +187,23 @@ class ConformanceSession:
             self.implementation.stop()
 
 
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Before any scenario runs, set up the implementation and the baseline: what is wrong with either (a bad
+    baseline file, a ``--impl`` that cannot be imported) is one usage error, not one error per scenario."""
+    if any(_FIXTURE in getattr(item, "fixturenames", ()) for item in items):
+        config.stash[_SESSION_KEY] = _conformance_session(config)
+
+
 @pytest.fixture(scope="session")
 def toolcontract_conformance(request: pytest.FixtureRequest) -> Iterator[ConformanceSession]:
     """The session's :class:`ConformanceSession`: the implementation named by the options, and its judge."""
     config = request.config
+    session = config.stash.get(_SESSION_KEY, None) or _conformance_session(config)
+    yield session
+    session.stop()
+
+
+def _conformance_session(config: pytest.Config) -> ConformanceSession:
     timeout: float | None = config.getoption("impl_timeout")
     implementation: Implementation
     if config.getoption("impl_cmd"):
@@ -170,7 +213,12 @@ def toolcontract_conformance(request: pytest.FixtureRequest) -> Iterator[Conform
             validate_protocol=bool(config.getoption("validate_protocol")),
         )
     else:
-        implementation = InProcess(config.getoption("impl") or _DEFAULT_IMPLEMENTATION, timeout=timeout)
+        target = config.getoption("impl") or _DEFAULT_IMPLEMENTATION
+        implementation = InProcess(target, timeout=timeout)
+        try:
+            implementation.resolve()
+        except AdapterError as error:
+            raise pytest.UsageError(f"--impl {target}: {error}") from None
     baseline = _baseline(config)
     goldens_option = config.getoption("goldens_dir")
     if goldens_option:
@@ -179,9 +227,10 @@ def toolcontract_conformance(request: pytest.FixtureRequest) -> Iterator[Conform
         from toolcontract_conformance.locations import goldens_dir
 
         goldens = golden_directory(goldens_dir())
-    session = ConformanceSession(implementation, goldens, baseline)
-    yield session
-    session.stop()
+    max_failures: int = config.getoption("max_failures")
+    if max_failures < 0:
+        raise pytest.UsageError(f"--max-failures {max_failures}: give 0 (never give up) or more")
+    return ConformanceSession(implementation, goldens, baseline, Watchdog(max_failures))
 
 
 def _baseline(config: pytest.Config) -> Baseline | None:

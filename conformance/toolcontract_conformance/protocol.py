@@ -20,11 +20,13 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import IO, Any, Literal, TypeAlias
 
 from toolcontract_conformance._schemas import load_schema
 from toolcontract_conformance._schemas import schema_errors as _schema_errors
+from toolcontract_conformance.deepjson import NESTING_LIMIT, TooDeep, loads
 from toolcontract_conformance.exceptions import InvalidResponse, VersionMismatch
 from toolcontract_conformance.implementation import (
     Errored,
@@ -44,6 +46,7 @@ __all__ = [
     "encode",
     "info_from_wire",
     "info_to_wire",
+    "known_capabilities",
     "outcome_to_wire",
     "parse_run_response",
     "parse_start_response",
@@ -53,6 +56,8 @@ __all__ = [
     "serve",
     "start_command",
     "stop_command",
+    "unknown_capabilities",
+    "unknown_capabilities_message",
 ]
 
 #: The version of the protocol this kit speaks. An adapter answering another version is refused.
@@ -81,6 +86,19 @@ def schema_errors(kind: MessageKind, message: object) -> list[str]:
     return _schema_errors(SCHEMA_NAMES[kind], message)
 
 
+@cache
+def known_capabilities() -> tuple[str, ...]:
+    """The optional capabilities of the scenario format, as ``scenario.schema.json`` lists them (its only list)."""
+    names: list[str] = load_schema("scenario.schema.json")["$defs"]["capability"]["enum"]
+    return tuple(sorted(names))
+
+
+def unknown_capabilities(capabilities: Iterable[str]) -> list[str]:
+    """The names among ``capabilities`` that are no capability of the scenario format, in their order."""
+    known = set(known_capabilities())
+    return [name for name in capabilities if name not in known]
+
+
 # --- encoding ------------------------------------------------------------------------------------------
 
 
@@ -94,9 +112,18 @@ def _refuse_constant(name: str) -> Any:
 
 
 def decode_line(line: str) -> dict[str, Any]:
-    """Parse one line an adapter wrote; anything but a JSON object raises :class:`InvalidResponse`."""
+    """Parse one line an adapter wrote; anything but a JSON object raises :class:`InvalidResponse`.
+
+    An answer is nested at most :data:`~toolcontract_conformance.deepjson.NESTING_LIMIT` levels (a transcript
+    of any depth travels as a string); deeper is refused as soon as the parser gets there.
+    """
     try:
-        message = json.loads(line, parse_constant=_refuse_constant)
+        message = loads(line, parse_constant=_refuse_constant, max_depth=NESTING_LIMIT)
+    except TooDeep as error:
+        from toolcontract_conformance.diff import format_path  # imported here: adapters import this module
+
+        where = format_path(error.path[:2])
+        raise InvalidResponse(f"nested deeper than {error.limit} levels, in {where}", line=line) from None
     except ValueError as error:
         raise InvalidResponse(f"not JSON: {error}", line=line) from None
     if not isinstance(message, dict):
@@ -175,7 +202,8 @@ def parse_start_response(
     """Check a start response and return the implementation's metadata.
 
     The version is checked first, so that an adapter of another protocol version is named as such even when
-    the rest of its answer has another shape. ``validate`` also checks the message against its JSON Schema.
+    the rest of its answer has another shape. ``validate`` also checks the message against its JSON Schema,
+    and refuses a capability the scenario format does not know (:func:`unknown_capabilities`).
     """
     version = message.get("version")
     if version != PROTOCOL_VERSION or not _is_int(version):
@@ -191,10 +219,19 @@ def parse_start_response(
     capabilities = wire.get("capabilities")
     if not isinstance(capabilities, list) or not all(_is_str(item) for item in capabilities):
         raise InvalidResponse("implementation.capabilities is not a list of strings", line=line)
+    unknown = unknown_capabilities(capabilities)
+    if validate and unknown:
+        raise InvalidResponse(unknown_capabilities_message(unknown), line=line)
     for key in ("homepage", "issues"):
         if key in wire and not _is_str(wire[key]):
             raise InvalidResponse(f"implementation.{key} is not a string", line=line)
     return info_from_wire(wire)
+
+
+def unknown_capabilities_message(unknown: Iterable[str]) -> str:
+    """What to say of capability names the scenario format does not know (a typo skips scenarios unsaid)."""
+    names = ", ".join(repr(name) for name in unknown)
+    return f"unknown capability {names}: the known ones are {', '.join(known_capabilities())}"
 
 
 def parse_run_response(
@@ -255,7 +292,13 @@ def serve(
     sink = sys.stdout if stdout is None else stdout
 
     def answer(message: Mapping[str, Any]) -> None:
-        sink.write(encode(message) + "\n")
+        try:
+            line = encode(message)
+        except (ValueError, TypeError, RecursionError) as error:
+            # An outcome that is not JSON (NaN, an object, a cycle, a depth the encoder cannot reach).
+            context = {"kind": "invalid-outcome", "message": f"the outcome cannot be written as JSON: {error}"}
+            line = encode({"seq": message.get("seq"), "errored": True, "context": context})
+        sink.write(line + "\n")
         sink.flush()
 
     started = False
@@ -263,7 +306,7 @@ def serve(
         if not line.strip():
             continue
         try:
-            command = json.loads(line)
+            command = loads(line)
         except ValueError:
             command = None
         if not _is_command(command):

@@ -11,13 +11,14 @@ known ones and reports the entries that went stale.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path as FilePath
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from toolcontract_conformance.baseline import Baseline, BaselineProblem, Verdict
 from toolcontract_conformance.diff import Difference, Path, compare, parse_path
@@ -30,15 +31,19 @@ from toolcontract_conformance.implementation import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_FAILURES",
     "NO_RULE",
     "STATUSES",
+    "UNANSWERED_KINDS",
     "GoldenLookup",
     "Progress",
     "RuleTally",
     "ScenarioResult",
     "Status",
     "SuiteResult",
+    "Watchdog",
     "apply_baseline",
+    "capability_warning",
     "golden_directory",
     "judge",
     "rule_sort_key",
@@ -58,6 +63,13 @@ GoldenLookup: TypeAlias = Callable[[str], bytes | None]
 
 #: Called after each scenario with (how many are done, how many in all, the scenario's result).
 Progress: TypeAlias = Callable[[int, int, "ScenarioResult"], None]
+
+#: The kinds of errored outcome in which the implementation gave no answer at all: it hung, it crashed, or it
+#: could not be started again. Each costs up to a whole timeout.
+UNANSWERED_KINDS: Final = frozenset({"timed-out", "crashed", "cannot-start"})
+
+#: After this many unanswered scenarios in a row an implementation is declared unresponsive.
+DEFAULT_MAX_FAILURES: Final = 3
 
 
 def golden_directory(directory: str | FilePath) -> GoldenLookup:
@@ -79,8 +91,9 @@ class ScenarioResult:
 
     ``differences`` (failed only) lists where the transcript differs, the first difference first.
     ``message`` says why a scenario was skipped or errored; ``context`` is the errored outcome's context;
-    ``missing_capabilities`` is set when the scenario was skipped without being sent. ``baseline`` is how a
-    baseline judged it (``None`` without a baseline or when it does not list the scenario).
+    ``missing_capabilities`` is set when the scenario was skipped without being sent. ``stderr`` is what the
+    adapter wrote on its standard error while the scenario ran, kept for any scenario that did not pass.
+    ``baseline`` is how a baseline judged it (``None`` without a baseline or when it does not list the scenario).
     """
 
     scenario: str
@@ -96,6 +109,7 @@ class ScenarioResult:
     transcript: str | None = None
     baseline: Verdict | None = None
     baseline_note: str = ""
+    stderr: str = ""
 
     @property
     def counts_as_failure(self) -> bool:
@@ -122,14 +136,13 @@ class ScenarioResult:
                 lines.append(f"(and {len(self.differences) - 1} more difference(s))")
         elif self.status == "errored":
             lines.append(f"{self.scenario} errored [{rules}]: {self.message}")
-            stderr = self.context.get("stderr")
-            if isinstance(stderr, str) and stderr.strip():
-                lines.append("--- stderr ---\n" + stderr.rstrip("\n"))
-            trace = self.context.get("traceback")
-            if isinstance(trace, str) and trace.strip():
-                lines.append(trace.rstrip("\n"))
         elif self.status == "skipped":
             lines.append(f"{self.scenario} skipped: {self.message}")
+        if self.status != "passed" and self.stderr.strip():
+            lines.append("--- stderr ---\n" + self.stderr.rstrip("\n"))
+        trace = self.context.get("traceback")
+        if self.status == "errored" and isinstance(trace, str) and trace.strip():
+            lines.append(trace.rstrip("\n"))
         if self.baseline is not None:
             lines.append(f"baseline: {self.baseline}" + (f" ({self.baseline_note})" if self.baseline_note else ""))
         return "\n".join(lines)
@@ -153,13 +166,18 @@ class RuleTally:
 
 @dataclass(frozen=True, slots=True)
 class SuiteResult:
-    """Every scenario's result for one implementation, and what is wrong with the baseline."""
+    """Every scenario's result for one implementation, and what is wrong with the baseline.
+
+    ``unresponsive`` says why the run gave up on the implementation (empty when it did not): every scenario
+    after that point is errored without being sent.
+    """
 
     implementation: ImplementationInfo
     results: tuple[ScenarioResult, ...]
     baseline_problems: tuple[BaselineProblem, ...] = ()
     seconds: float = 0.0
     started: str = ""
+    unresponsive: str = ""
 
     @property
     def ok(self) -> bool:
@@ -264,7 +282,7 @@ def run_scenario(
     seconds = time.perf_counter() - began
     if isinstance(outcome, Ran):
         result = judge(scenario, outcome.transcript, golden)
-        return replace(result, seconds=seconds)
+        return replace(result, seconds=seconds, stderr="" if result.status == "passed" else outcome.stderr)
     if isinstance(outcome, Skipped):
         return ScenarioResult(
             scenario_id,
@@ -274,11 +292,22 @@ def run_scenario(
             description,
             message=outcome.message,
             issue_url=outcome.issue_url,
+            stderr=outcome.stderr,
         )
     if isinstance(outcome, Errored):
         context = dict(outcome.context)
         message = str(context.get("message") or context.get("kind") or "errored without a message")
-        return ScenarioResult(scenario_id, rules, "errored", seconds, description, message=message, context=context)
+        stderr = context.get("stderr")
+        return ScenarioResult(
+            scenario_id,
+            rules,
+            "errored",
+            seconds,
+            description,
+            message=message,
+            context=context,
+            stderr=stderr if isinstance(stderr, str) else "",
+        )
     return ScenarioResult(
         scenario_id,
         rules,
@@ -299,6 +328,63 @@ def apply_baseline(result: ScenarioResult, baseline: Baseline | None) -> Scenari
     return replace(result, baseline=verdict, baseline_note=note)
 
 
+@dataclass
+class Watchdog:
+    """Declares an implementation unresponsive once ``max_failures`` scenarios in a row went unanswered.
+
+    Unanswered means errored with a kind of :data:`UNANSWERED_KINDS` (timed out, crashed, not restartable);
+    any other outcome of a scenario that was sent ends the streak. ``max_failures`` 0 never gives up. Once
+    ``unresponsive`` is set, :meth:`not_run` is the result of every scenario that follows: a hang on every
+    scenario costs ``max_failures`` timeouts, not one per scenario.
+    """
+
+    max_failures: int = DEFAULT_MAX_FAILURES
+    streak: int = 0
+    #: Why the implementation was declared unresponsive (empty until it is).
+    unresponsive: str = ""
+
+    def record(self, result: ScenarioResult) -> None:
+        """Count one judged scenario."""
+        if result.status == "errored" and result.context.get("kind") in UNANSWERED_KINDS:
+            self.streak += 1
+            if self.max_failures and self.streak >= self.max_failures and not self.unresponsive:
+                self.unresponsive = (
+                    f"the implementation is unresponsive: {self.streak} scenarios in a row went unanswered "
+                    f"(timed out or crashed), the last {result.scenario}: {result.message.splitlines()[0]}"
+                )
+        elif not result.missing_capabilities:
+            self.streak = 0
+
+    def not_run(self, scenario: Mapping[str, Any]) -> ScenarioResult:
+        """The result of a scenario not sent to an unresponsive implementation."""
+        message = "not run: " + self.unresponsive
+        return ScenarioResult(
+            str(scenario["id"]),
+            _rules_of(scenario),
+            "errored",
+            description=str(scenario.get("description", "")),
+            message=message,
+            context={"kind": "unresponsive", "message": message},
+        )
+
+
+def capability_warning(info: ImplementationInfo) -> str | None:
+    """A warning naming the capabilities ``info`` declares that the scenario format does not know, if any."""
+    from toolcontract_conformance.protocol import unknown_capabilities, unknown_capabilities_message
+
+    unknown = unknown_capabilities(info.capabilities)
+    if not unknown:
+        return None
+    return (
+        f"{info.name} declares an {unknown_capabilities_message(unknown)} "
+        "(scenarios that require a misspelled capability are skipped)"
+    )
+
+
+def _warn_on_stderr(message: str) -> None:
+    print(f"toolcontract: warning: {message}", file=sys.stderr)
+
+
 def run_suite(
     implementation: Implementation,
     scenarios: Sequence[Mapping[str, Any]],
@@ -307,20 +393,32 @@ def run_suite(
     baseline: Baseline | None = None,
     all_ids: Collection[str] | None = None,
     progress: Progress | None = None,
+    max_failures: int = DEFAULT_MAX_FAILURES,
+    warn: Callable[[str], None] = _warn_on_stderr,
 ) -> SuiteResult:
     """Start ``implementation``, run ``scenarios`` in order, stop it, and return every judged result.
 
     ``all_ids`` is the id of every scenario there is (the run may be a selection), against which the
     baseline's ids are checked. Failing to start raises the adapter's
-    :class:`~toolcontract_conformance.exceptions.AdapterError`.
+    :class:`~toolcontract_conformance.exceptions.AdapterError`. After ``max_failures`` unanswered scenarios in
+    a row (0: never) the implementation is declared unresponsive and the rest are errored unsent
+    (:class:`Watchdog`). ``warn`` receives a warning for capability names the scenario format does not know.
     """
     started = datetime.now(UTC).isoformat(timespec="seconds")
     began = time.perf_counter()
     info = implementation.start()
+    warning = capability_warning(info)
+    if warning is not None:
+        warn(warning)
+    watchdog = Watchdog(max_failures)
     results: list[ScenarioResult] = []
     try:
         for seq, scenario in enumerate(scenarios):
-            result = run_scenario(implementation, info, seq, scenario, goldens(str(scenario["id"])))
+            if watchdog.unresponsive:
+                result = watchdog.not_run(scenario)
+            else:
+                result = run_scenario(implementation, info, seq, scenario, goldens(str(scenario["id"])))
+                watchdog.record(result)
             result = apply_baseline(result, baseline)
             results.append(result)
             if progress is not None:
@@ -331,7 +429,9 @@ def run_suite(
     if baseline is not None:
         known = set(all_ids) if all_ids is not None else {str(s["id"]) for s in scenarios}
         problems = baseline.unknown_scenarios(known)
-    return SuiteResult(info, tuple(results), tuple(problems), time.perf_counter() - began, started)
+    return SuiteResult(
+        info, tuple(results), tuple(problems), time.perf_counter() - began, started, watchdog.unresponsive
+    )
 
 
 def select(

@@ -3,7 +3,9 @@
 A scenario is one JSON file (``docs/protocol.md``, "Scenario format"). Loading checks it twice: first against
 ``schemas/scenario.schema.json`` (Draft 2020-12, with ``jsonschema``), then for what a schema cannot say (unique
 step ids, references to earlier steps). Any problem is a :class:`ScenarioError` naming the file and the JSON
-path of the offending place.
+path of the offending place. A scenario nests at most
+:data:`~toolcontract_conformance.deepjson.NESTING_LIMIT` levels: the validator recurses, and so does the JSON
+reader of many an adapter.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from toolcontract_conformance.deepjson import NESTING_LIMIT, TooDeep, first_too_deep, loads
+from toolcontract_conformance.diff import format_path
 from toolcontract_conformance.locations import scenarios_dir
 
 if TYPE_CHECKING:
@@ -104,10 +108,19 @@ def load_scenario(path: Path | str) -> Scenario:
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(source, "$", f"cannot be read: {error}") from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = loads(text, parse_constant=_refuse_constant, max_depth=NESTING_LIMIT)
+    except TooDeep as error:
+        raise ScenarioError(source, format_path(error.path), _too_deep(error.limit)) from None
     except ValueError as error:
         raise ScenarioError(source, "$", f"is not JSON: {error}") from None
     return scenario_from_data(data, source, path)
+
+
+def _too_deep(limit: int) -> str:
+    return (
+        f"nested deeper than {limit} levels: scenarios are checked by a recursive validator and read by "
+        "adapters with their language's standard JSON parser"
+    )
 
 
 def load_scenarios(directory: Path | str | None = None) -> list[Scenario]:
@@ -131,6 +144,9 @@ def scenario_from_data(data: Any, source: str = "<scenario>", path: Path | None 
     """Validate a parsed scenario document and wrap it."""
     from jsonschema.exceptions import best_match
 
+    too_deep = first_too_deep(data, NESTING_LIMIT)
+    if too_deep is not None:
+        raise ScenarioError(source, format_path(too_deep), _too_deep(NESTING_LIMIT))
     error = best_match(_validator().iter_errors(data))
     if error is not None:
         raise ScenarioError(source, error.json_path, error.message)

@@ -66,14 +66,23 @@ class InProcess:
     def __init__(self, target: str | Implementation, *, timeout: float | None = None) -> None:
         self.target = target
         self.timeout = timeout
+        self._resolved: Implementation | None = None
         self._implementation: Implementation | None = None
 
     def __repr__(self) -> str:
         return f"InProcess({self.target!r})"
 
+    def resolve(self) -> Implementation:
+        """The object the next :meth:`start` starts: a named target is imported (a factory called) now, so
+        that a target that cannot be imported is known before anything runs; raises :class:`CannotStart`."""
+        if self._resolved is None:
+            self._resolved = resolve(self.target) if isinstance(self.target, str) else self.target
+        return self._resolved
+
     def start(self) -> ImplementationInfo:
         """Resolve the target and start it; anything it raises becomes :class:`CannotStart`."""
-        implementation = resolve(self.target) if isinstance(self.target, str) else self.target
+        implementation = self.resolve()
+        self._resolved = None  # each start resolves afresh, as a factory target expects
         try:
             info = implementation.start()
         except Exception as error:
