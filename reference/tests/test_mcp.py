@@ -215,9 +215,16 @@ def test_non_object_response_is_a_failure() -> None:
 
 # --- 11.6: Native text ---------------------------------------------------------------------------------------
 
+NOT_ADMITTED = "this result was not admitted to durable model context"
+
+
+def unavailable(media_type: str, reason: str) -> str:
+    return f"[image unavailable: {media_type}; {reason}; raw image data remains available to programmatic callers]"
+
 
 def test_native_text_literals() -> None:
-    """digest 11.6: every literal of the text projection, joined by newlines."""
+    """digest 11.6: every literal of the text projection, joined by newlines; in the Native text every image is
+    a diagnostic that it was not admitted (tools.ts `projectContent`, `imageDiagnostic`)."""
     content = [
         {"type": "text", "text": "plain"},
         {"type": "text"},
@@ -228,10 +235,10 @@ def test_native_text_literals() -> None:
         {"type": "audio"},
         {"type": "resource", "resource": {"uri": "x"}},
         {"type": "video"},
+        {"kind": "no type"},
         {"type": "image", "mimeType": "image/tiff", "data": PNG},
         {"type": "image", "data": PNG},
         {"type": "image", "mimeType": "image/png", "data": "!!not base64!!"},
-        {"type": "image", "mimeType": "image/png"},
         {"type": "image", "mimeType": "image/png", "data": PNG},
     ]
     assert extract_text(content, "srv_tool").split("\n") == [
@@ -243,21 +250,53 @@ def test_native_text_literals() -> None:
         "[audio result unsupported: unknown media type; raw audio data remains available to programmatic callers]",
         "[embedded resource unsupported; raw resource data remains available to programmatic callers]",
         "[unsupported MCP content type: video]",
-        "[image unavailable: image/tiff; unsupported media type; "
-        "raw image data remains available to programmatic callers]",
-        "[image unavailable: unknown media type; unsupported media type; "
-        "raw image data remains available to programmatic callers]",
-        "[image unavailable: image/png; the image data is not valid base64; "
-        "raw image data remains available to programmatic callers]",
-        "[image unavailable: image/png; the MCP block is missing its image data; "
-        "raw image data remains available to programmatic callers]",
+        "[unsupported MCP content type: undefined]",
+        unavailable("image/tiff", NOT_ADMITTED),
+        unavailable("unknown media type", NOT_ADMITTED),
+        unavailable("image/png", NOT_ADMITTED),
+        unavailable("image/png", NOT_ADMITTED),
     ]
 
 
-@pytest.mark.parametrize("content", [[], [{"type": "text"}], [{"type": "image", "mimeType": "image/png", "data": PNG}]])
+def test_fields_print_as_a_template_literal_does() -> None:
+    """tools.ts `projectContent`: fields are only checked for presence and printed with String(); a text item
+    that is null prints nothing (Array.prototype.join), a null media type is the unknown one."""
+    content = [
+        {"type": "text", "text": None},
+        {"type": "text", "text": 2.0},
+        {"type": "text", "text": ["a", None, [1, 2]]},
+        {"type": "resource_link", "name": "", "uri": None},
+        {"type": "audio", "mimeType": None},
+        {"type": "audio", "mimeType": 7},
+        {"type": None},
+        {"type": {"k": 1}},
+        {"type": ["x", "y"]},
+        {"type": "image", "mimeType": False},
+    ]
+    assert extract_text(content, "t").split("\n") == [
+        "",
+        "2",
+        "a,,1,2",
+        "Resource link:  (null)",
+        "[audio result unsupported: unknown media type; raw audio data remains available to programmatic callers]",
+        "[audio result unsupported: 7; raw audio data remains available to programmatic callers]",
+        "[unsupported MCP content type: null]",
+        "[unsupported MCP content type: [object Object]]",
+        "[unsupported MCP content type: x,y]",
+        unavailable("false", NOT_ADMITTED),
+    ]
+
+
+@pytest.mark.parametrize("content", [[], [{"type": "text"}]])
 def test_nothing_projected(content: Any) -> None:
     """digest 11.6: `(<rawName> returned no model-visible content)`."""
     assert extract_text(content, "srv_tool") == "(srv_tool returned no model-visible content)"
+
+
+def test_an_image_alone_is_projected() -> None:
+    assert extract_text([{"type": "image", "mimeType": "image/png", "data": PNG}], "t") == unavailable(
+        "image/png", NOT_ADMITTED
+    )
 
 
 def test_render_uses_the_raw_name() -> None:
@@ -268,26 +307,57 @@ def test_render_uses_the_raw_name() -> None:
     ]
 
 
-# --- 11.7: image enrichment ---------------------------------------------------------------------------------
+# --- 11.7: images at finalization ---------------------------------------------------------------------------
 
 
 IMAGE_RESULT = {
     "content": [{"type": "text", "text": "a chart"}, {"type": "image", "mimeType": "image/png", "data": PNG}]
 }
-ENRICHED = [
+NO_STORE = [
     {"type": "text", "text": "a chart"},
-    {"type": "image", "attachment": {"mediaType": "image/png", "data": PNG}},
+    {"type": "text", "text": unavailable("image/png", "no attachment store is mounted")},
 ]
 
 
-def test_images_enrich_the_final_content() -> None:
-    """digest 11.7: an untouched success gets the image-enriched projection in finalizeContent."""
+def test_an_image_result_ends_its_text_block_before_each_image() -> None:
+    """digest 11.7 / tools.ts `prepareImageProjection`: an untouched success gets, in finalizeContent, one block
+    per text run and one per image; without an attachment store every image says so."""
     registry, _ = bridge({"name": "chart"}, IMAGE_RESULT)
     result = execute(registry, "chart")
-    assert plain(result.content) == ENRICHED
+    assert plain(result.content) == NO_STORE
     assert plain(result.value) == IMAGE_RESULT  # type: ignore[union-attr]
     only, _ = bridge({"name": "pic"}, {"content": IMAGE_RESULT["content"][1:]})
-    assert plain(execute(only, "pic").content) == ENRICHED[1:]
+    assert plain(execute(only, "pic").content) == NO_STORE[1:]
+
+
+NOT_AN_IMAGE_TYPE = "the declared media type is not PNG, JPEG, WebP, or GIF"
+NOT_CANONICAL = "the image data is not canonical base64"
+
+
+@pytest.mark.parametrize(
+    ("block", "reason"),
+    [
+        ({"type": "image", "mimeType": "image/bmp", "data": PNG}, NOT_AN_IMAGE_TYPE),
+        ({"type": "image", "data": PNG}, NOT_AN_IMAGE_TYPE),
+        ({"type": "image", "mimeType": "image/png"}, NOT_CANONICAL),
+        ({"type": "image", "mimeType": "image/png", "data": "not base64!"}, NOT_CANONICAL),
+        ({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo"}, NOT_CANONICAL),
+        ({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgp="}, NOT_CANONICAL),
+        ({"type": "image", "mimeType": "image/png", "data": "iVBO\nRw0KGgo="}, NOT_CANONICAL),
+        ({"type": "image", "mimeType": "image/png", "data": 1234}, NOT_CANONICAL),
+    ],
+)
+def test_an_undecodable_image_makes_every_image_a_diagnostic(block: Any, reason: str) -> None:
+    """tools.ts `decodeImage`: the declared media type first, then canonical base64; one invalid image makes
+    the others `another image in the same result was invalid`."""
+    good = {"type": "image", "mimeType": "image/jpeg", "data": PNG}
+    registry, _ = bridge({"name": "pics"}, {"content": [good, {"type": "text", "text": "between"}, block]})
+    media = block.get("mimeType", "unknown media type")
+    assert plain(execute(registry, "pics").content) == [
+        {"type": "text", "text": unavailable("image/jpeg", "another image in the same result was invalid")},
+        {"type": "text", "text": "between"},
+        {"type": "text", "text": unavailable(media, reason)},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -295,13 +365,10 @@ def test_images_enrich_the_final_content() -> None:
     [
         (Accept(content=[{"type": "text", "text": "policy"}]), [{"type": "text", "text": "policy"}]),
         (Accept(value={"content": [{"type": "text", "text": "new"}]}), [{"type": "text", "text": "new"}]),
-        (
-            Accept(value=IMAGE_RESULT),
-            ENRICHED,
-        ),
+        (Accept(value=IMAGE_RESULT), NO_STORE),
     ],
 )
-def test_post_execute_replacements_disable_enrichment(decision: Accept, expected: Any) -> None:
+def test_post_execute_replacements_disable_the_image_projection(decision: Accept, expected: Any) -> None:
     """digest 11.7: a content or value replacement disables it (a value replacement that deep-equals the
     produced value keeps it, since only deep equality is checked)."""
     registry, _ = bridge({"name": "chart"}, IMAGE_RESULT)
@@ -309,8 +376,8 @@ def test_post_execute_replacements_disable_enrichment(decision: Accept, expected
     assert plain(execute(registry, "chart").content) == expected
 
 
-def test_no_enrichment_for_failures() -> None:
-    """digest 11.7: only a final success is enriched."""
+def test_no_image_projection_for_failures() -> None:
+    """digest 11.7: only a final success gets it; a failure keeps its `Error:` text."""
     registry, _ = bridge({"name": "chart"}, IMAGE_RESULT)
     registry.on_execute(lambda run, nxt: _fail_after(nxt))
     result = execute(registry, "chart")

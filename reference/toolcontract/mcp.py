@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from toolcontract.errors import JsonSchemaError
 from toolcontract.frozen import FrozenDict
 from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, is_lossless_json, snapshot_json, thaw
 from toolcontract.registry import is_awaitable
+from toolcontract.renderers._ecma import js_string
 from toolcontract.result import DispatchToken, ToolResult, ToolSuccess
 from toolcontract.schema import assert_supported_schema
 
@@ -37,8 +39,18 @@ McpServer: TypeAlias = Callable[[str, JsonValue], Awaitable[Any]]
 A tool is given as plain data: ``name``, ``inputSchema``, and optionally ``outputSchema``, ``description`` and
 ``execution``."""
 
-IMAGE_MEDIA_TYPES: Final = ("image/png", "image/jpeg", "image/gif", "image/webp")
+IMAGE_MEDIA_TYPES: Final = ("image/png", "image/jpeg", "image/webp", "image/gif")
 """The media types an MCP image block may carry to reach the model."""
+
+_CANONICAL_BASE64: Final = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_NOT_ADMITTED: Final = "this result was not admitted to durable model context"
+_NO_STORE: Final = "no attachment store is mounted"
+_ANOTHER_INVALID: Final = "another image in the same result was invalid"
+_UNKNOWN_MEDIA: Final = "unknown media type"
+_ABSENT_KEY: Final[Any] = object()
+
+_ImageProjector: TypeAlias = Callable[[Mapping[str, Any], int], dict[str, Any]]
+"""``image(block, index) -> content block``: what an image block of the protocol content becomes."""
 
 
 class McpToolError(Exception):
@@ -118,6 +130,10 @@ def _error_text(content: Any, fields: Mapping[str, Any]) -> str:
             if type(block) is FrozenDict and block.get("type") == "text" and type(block.get("text")) is str:
                 texts.append(block["text"])
         return "\n".join(texts)
+    return _legacy_text(fields)
+
+
+def _legacy_text(fields: Mapping[str, Any]) -> str:
     if "toolResult" in fields:
         try:
             return canonical_json(snapshot_json(fields["toolResult"]))
@@ -126,69 +142,127 @@ def _error_text(content: Any, fields: Mapping[str, Any]) -> str:
     return "(no output)"
 
 
-def _image_problem(block: Mapping[str, Any]) -> str | None:
-    """Why an image block cannot reach the model, or ``None`` when it can."""
-    data = block.get("data")
-    if not isinstance(data, str) or not data:
-        return "the MCP block is missing its image data"
-    if block.get("mimeType") not in IMAGE_MEDIA_TYPES:
-        return "unsupported media type"
-    try:
-        base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return "the image data is not valid base64"
-    return None
+def _is_record(value: object) -> bool:
+    return type(value) is dict or type(value) is FrozenDict
+
+
+def _is_image(value: object) -> bool:
+    """``isRecord(value) && value.type === 'image'``."""
+    if not _is_record(value):
+        return False
+    kind = value.get("type")  # type: ignore[attr-defined]
+    return type(kind) is str and kind == "image"
 
 
 def _media_type(block: Mapping[str, Any]) -> str:
+    """``block.mimeType ?? 'unknown media type'`` as a template literal prints it."""
     mime = block.get("mimeType")
-    return mime if isinstance(mime, str) and mime else "unknown media type"
+    return _UNKNOWN_MEDIA if mime is None else js_string(mime)
 
 
-def _project(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
-    """The model-visible text parts of protocol blocks, and the image blocks that can reach the model."""
-    parts: list[str] = []
-    images: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else ():
-        if not isinstance(block, dict):
-            parts.append("[unsupported MCP content block: expected an object]")
+def _joined(value: Any) -> str:
+    """One item as ``Array.prototype.join`` prints it (``null`` prints nothing)."""
+    return "" if value is None else js_string(value)
+
+
+def _image_diagnostic(block: Mapping[str, Any], reason: str) -> str:
+    return (
+        f"[image unavailable: {_media_type(block)}; {reason}; raw image data remains available to programmatic callers]"
+    )
+
+
+def _diagnostic_projector(reason: str) -> _ImageProjector:
+    return lambda block, index: {"type": "text", "text": _image_diagnostic(block, reason)}
+
+
+def _decode_problem(block: Mapping[str, Any]) -> str | None:
+    """Why an image block cannot be decoded for admission (PNG, JPEG, WebP or GIF in canonical base64), or
+    ``None``."""
+    mime = block.get("mimeType")
+    if type(mime) is not str or mime not in IMAGE_MEDIA_TYPES:
+        return "the declared media type is not PNG, JPEG, WebP, or GIF"
+    data = block.get("data")
+    if type(data) is not str or _CANONICAL_BASE64.fullmatch(data) is None:
+        return "the image data is not canonical base64"
+    try:
+        decoded = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return "the image data is not canonical base64"
+    if base64.b64encode(decoded).decode("ascii") != data:  # the unused bits of the last character are not zero
+        return "the image data is not canonical base64"
+    return None
+
+
+def _project(content: Iterable[Any], raw_name: str, image: _ImageProjector | None = None) -> list[dict[str, Any]]:
+    """Protocol blocks as content blocks (digest 11.6): runs of text-like blocks coalesced with newlines, each
+    image block one block of its own (``image`` decides it; by default a diagnostic that it was not admitted)."""
+    projected: list[dict[str, Any]] = []
+    text: list[str] = []
+
+    def flush() -> None:
+        if text:
+            projected.append({"type": "text", "text": "\n".join(text)})
+            text.clear()
+
+    for index, block in enumerate(content):
+        if not _is_record(block):
+            text.append("[unsupported MCP content block: expected an object]")
             continue
-        kind = block.get("type")
-        if kind == "text":
-            if isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        elif kind == "image":
-            problem = _image_problem(block)
-            if problem is None:
-                images.append({"type": "image", "attachment": {"mediaType": block["mimeType"], "data": block["data"]}})
+        kind = block.get("type", _ABSENT_KEY)
+        case = kind if type(kind) is str else None
+        if case == "text":
+            if "text" in block:
+                text.append(_joined(block["text"]))
+        elif case == "image":
+            flush()
+            projected.append(
+                image(block, index) if image is not None else _diagnostic_projector(_NOT_ADMITTED)(block, index)
+            )
+        elif case == "resource_link":
+            if "name" not in block or "uri" not in block:
+                text.append("[resource link unavailable: the MCP block is missing its name or URI]")
             else:
-                parts.append(
-                    f"[image unavailable: {_media_type(block)}; {problem}; "
-                    "raw image data remains available to programmatic callers]"
-                )
-        elif kind == "resource_link":
-            name, uri = block.get("name"), block.get("uri")
-            if isinstance(name, str) and name and isinstance(uri, str) and uri:
-                parts.append(f"Resource link: {name} ({uri})")
-            else:
-                parts.append("[resource link unavailable: the MCP block is missing its name or URI]")
-        elif kind == "audio":
-            parts.append(
+                text.append(f"Resource link: {js_string(block['name'])} ({js_string(block['uri'])})")
+        elif case == "audio":
+            text.append(
                 f"[audio result unsupported: {_media_type(block)}; "
                 "raw audio data remains available to programmatic callers]"
             )
-        elif kind == "resource":
-            parts.append("[embedded resource unsupported; raw resource data remains available to programmatic callers]")
+        elif case == "resource":
+            text.append("[embedded resource unsupported; raw resource data remains available to programmatic callers]")
         else:
-            shown = kind if isinstance(kind, str) else canonical_json(kind) if kind is not None else "undefined"
-            parts.append(f"[unsupported MCP content type: {shown}]")
-    return parts, images
+            shown = "undefined" if kind is _ABSENT_KEY else js_string(kind)
+            text.append(f"[unsupported MCP content type: {shown}]")
+    flush()
+    return projected or [{"type": "text", "text": f"({raw_name} returned no model-visible content)"}]
 
 
 def extract_text(content: Any, raw_name: str) -> str:
-    """The Native text of protocol blocks (digest 11.6); images that can reach the model add no text."""
-    parts, _ = _project(content)
-    return "\n".join(parts) if parts else f"({raw_name} returned no model-visible content)"
+    """The Native text of protocol blocks (digest 11.6): the projection's texts joined by newlines, every image
+    a diagnostic that it was not admitted to durable model context."""
+    blocks = content if isinstance(content, list) else ()
+    return "\n".join(block["text"] for block in _project(blocks, raw_name))
+
+
+def _image_projection(content: list[JsonValue], raw_name: str) -> list[dict[str, Any]]:
+    """The content an image-bearing result gets at finalization: an image that cannot be decoded makes every
+    image a diagnostic (its own reason, or that another one was invalid); otherwise the admission's refusal."""
+    problems: dict[int, str] = {}
+    for index, block in enumerate(content):
+        if _is_image(block):
+            problem = _decode_problem(block)
+            if problem is not None:
+                problems[index] = problem
+    if problems:
+        return _project(
+            content,
+            raw_name,
+            lambda block, index: {
+                "type": "text",
+                "text": _image_diagnostic(block, problems.get(index, _ANOTHER_INVALID)),
+            },
+        )
+    return _project(content, raw_name, _diagnostic_projector(_NO_STORE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,16 +306,15 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, name: str | None = N
 
     def _prepare(run: ToolExecution, value: dict[str, Any]) -> None:
         if not is_lossless_json(value["content"]):
-            return  # the registry rejects this value; nothing to enrich (and foreign blocks are never read)
+            return  # the registry rejects this value; nothing to project (and foreign blocks are never read)
         try:
-            parts, images = _project(value["content"])
-            if not images:
-                return  # nothing to enrich: no copy of the value is kept
+            content = snapshot_json(value["content"])
+            if not any(_is_image(block) for block in content):
+                return  # no image: the render is the final content, and no copy of the value is kept
             value_text = canonical_json(snapshot_json(value))
         except NotLosslessJson:
-            return  # the registry rejects this value; nothing to enrich
-        blocks = [{"type": "text", "text": "\n".join(parts)}] if parts else []
-        prepared[run.token] = _Prepared(value_text, blocks + images)
+            return  # the registry rejects this value; nothing to project
+        prepared[run.token] = _Prepared(value_text, _image_projection(content, raw_name))
 
     def finalize_content(run: ToolExecution, result: ToolResult) -> Any:
         ready = prepared.pop(run.token, None)
