@@ -14,9 +14,31 @@ from toolcontract_conformance.scenario import iter_exotic_tags
 
 __all__ = ["PYTHON_INEXPRESSIBLE", "NotExpressible", "first_inexpressible", "materialize"]
 
-PYTHON_INEXPRESSIBLE: Final = frozenset({"undefined", "bigint", "sparse-array", "symbol-key", "throwing-getter"})
-"""The kinds with no Python value: JavaScript's ``undefined``, ``10n``, array holes and symbol keys, and a getter
-(a plain ``dict`` runs no code when read)."""
+PYTHON_INEXPRESSIBLE: Final = frozenset(
+    {
+        "undefined",
+        "bigint",
+        "sparse-array",
+        "symbol-key",
+        "throwing-getter",
+        "symbol",
+        "null-prototype",
+        "other-realm",
+        "accessor-property",
+        "non-enumerable-key",
+        "array-extra-key",
+        "array-symbol-key",
+        "date",
+        "map",
+        "regexp",
+        "error",
+        "boxed-primitive",
+        "throwing-proxy",
+    }
+)
+"""The kinds with no Python value: JavaScript's ``undefined``, ``10n``, symbols, array holes and symbol keys;
+prototypes, property attributes, realms and proxies, which a plain ``dict`` or ``list`` does not have; and
+getters (a plain ``dict`` runs no code when read)."""
 
 
 class NotExpressible(Exception):

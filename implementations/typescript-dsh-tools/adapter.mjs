@@ -140,6 +140,15 @@ class OpaqueObject {}
 class DictSubclass {}
 class ListSubclass extends Array {}
 
+/** Another realm's intrinsics, for the `other-realm` kind (a snapshot accepts any realm's plain containers). */
+const { runInNewContext } = await import('node:vm')
+
+/** `{x}` whose enumerable getter answers how many times it has been read: a snapshot that reads once holds 1. */
+function countingGetter() {
+  let reads = 0
+  return Object.defineProperty({}, 'x', { enumerable: true, get() { reads += 1; return reads } })
+}
+
 function exoticValue(tag) {
   switch (tag.$exotic) {
     case 'nan': return Number.NaN
@@ -168,6 +177,22 @@ function exoticValue(tag) {
     }
     case 'dict-subclass': return Object.assign(new DictSubclass(), { a: 1 })
     case 'list-subclass': return ListSubclass.of(1, 2)
+    case 'symbol': return Symbol('exotic')
+    case 'null-prototype': return Object.assign(Object.create(null), { a: 1 })
+    case 'other-realm': return runInNewContext('({ a: [1] })')
+    case 'accessor-property': return countingGetter()
+    case 'non-enumerable-key': return Object.defineProperty({ a: 1 }, 'hidden', { value: 1, enumerable: false })
+    case 'array-extra-key': return Object.assign([1, 2], { extra: true })
+    case 'array-symbol-key': return Object.assign([1, 2], { [Symbol('key')]: true })
+    case 'date': return new Date(0)
+    case 'map': return new Map([['a', 1]])
+    case 'regexp': return /a/
+    case 'error': return new Error('exotic')
+    case 'boxed-primitive': return new Number(1)
+    case 'throwing-proxy': {
+      const message = tag.message ?? 'throwing proxy'
+      return new Proxy({}, { ownKeys() { throw new Error(message) } })
+    }
     default: throw new Error(`not expressible: ${tag.$exotic}`)
   }
 }
