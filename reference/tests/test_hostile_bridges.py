@@ -305,13 +305,9 @@ MCP_FAILURES = [
     pytest.param(lambda: {"content": LyingList([])}, VALUE_NOT_LOSSLESS, id="content-list-subclass"),
     pytest.param(lambda: {"content": [], "structuredContent": ClassRaises()}, VALUE_NOT_LOSSLESS, id="structured-bomb"),
     pytest.param(
-        lambda: {"content": [{"type": "text", "text": "x"}], "isError": Explosive()}, ToolError("x"), id="flag"
-    ),
-    pytest.param(lambda: {"content": [{"type": "text", "text": "x"}], "isError": []}, ToolError("x"), id="flag-list"),
-    pytest.param(
         lambda: {
             "content": [LyingDict({"type": "text", "text": "no"}), {"type": "text", "text": "kept"}],
-            "isError": 1,
+            "isError": True,
         },
         ToolError("kept"),
         id="error-text-skips-foreign-blocks",
@@ -323,7 +319,7 @@ MCP_FAILURES = [
     ),
     pytest.param(
         lambda: {"content": [{"type": "text", "text": HostileStr("sub")}], "isError": True},
-        ToolError(""),
+        ToolError("(t returned no model-visible content)"),
         id="error-text-str-subclass-skipped",
     ),
     pytest.param(lambda: {"toolResult": Explosive(), "isError": True}, ToolError("(no output)"), id="legacy-bomb"),
@@ -339,10 +335,11 @@ def test_a_hostile_mcp_response(response: Callable[[], Any], expected: ToolError
 
 @pytest.mark.parametrize(
     "flag",
-    [float("nan"), 0, 0.0, "", None, False],
-    ids=["nan", "zero", "zero-float", "empty-string", "null", "false"],
+    [float("nan"), 0, 0.0, "", None, False, Explosive(), [], 1],
+    ids=["nan", "zero", "zero-float", "empty-string", "null", "false", "explosive", "list", "one"],
 )
-def test_ecmascript_falsy_is_error_flags(flag: Any) -> None:
+def test_is_error_flags_other_than_true(flag: Any) -> None:
+    """`isError === true` in the original: any other flag is a success, and a foreign one is never read."""
     result = mcp_call(lambda: {"content": [{"type": "text", "text": "fine"}], "isError": flag})
     assert type(result) is ToolSuccess and plain(result.content) == [{"type": "text", "text": "fine"}]
 

@@ -166,13 +166,23 @@ def test_non_object_arguments_are_sent_as_an_empty_object(arguments: Any) -> Non
 
 
 def test_is_error_becomes_a_failure_without_info() -> None:
-    """digest 11.4: isError throws Error(text); text is the newline-joined text blocks; no info, no value."""
+    """digest 11.4 / tools.ts `createExecutor`: isError throws Error(extractText(content)): the whole text
+    projection, image diagnostics included; no info, no value."""
     content = [{"type": "text", "text": "first"}, {"type": "image", "data": PNG}, {"type": "text", "text": "second"}]
     registry, _ = bridge({"name": "t"}, {"content": content, "isError": True})
     result = execute(registry, "t")
-    assert result.error == ToolError("first\nsecond")  # type: ignore[union-attr]
-    assert plain(result.content) == [{"type": "text", "text": "Error: first\nsecond"}]
+    message = (
+        "first\n[image unavailable: unknown media type; this result was not admitted to durable model context; "
+        "raw image data remains available to programmatic callers]\nsecond"
+    )
+    assert result.error == ToolError(message)  # type: ignore[union-attr]
+    assert plain(result.content) == [{"type": "text", "text": f"Error: {message}"}]
     assert result.is_error and not hasattr(result, "value") and result.meta is ABSENT
+
+
+def test_an_error_with_nothing_projected_says_so() -> None:
+    registry, _ = bridge({"name": "t"}, {"content": [], "isError": True})
+    assert execute(registry, "t").error == ToolError("(t returned no model-visible content)")  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -180,20 +190,21 @@ def test_is_error_becomes_a_failure_without_info() -> None:
     [
         ({"toolResult": {"why": "bad"}, "isError": True}, '{"why":"bad"}'),
         ({"isError": True}, "(no output)"),
-        ({"content": [], "isError": []}, ""),
     ],
 )
 def test_legacy_error_text(response: Any, message: str) -> None:
-    """digest 11.4: for legacy results the text is JSON of toolResult, or `(no output)`; isError is read with
-    ECMAScript truthiness (an empty array is true)."""
+    """digest 11.4: for legacy results the text is JSON of toolResult, or `(no output)`."""
     registry, _ = bridge({"name": "t"}, response)
     assert execute(registry, "t").error == ToolError(message)  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("flag", [False, 0, "", None])
-def test_falsy_is_error_is_a_success(flag: Any) -> None:
+@pytest.mark.parametrize("flag", [False, 0, "", None, 1, "true", [], {}])
+def test_only_a_true_is_error_is_a_failure(flag: Any) -> None:
+    """tools.ts `createExecutor`: `result.isError === true`; any other value, truthy or not, is a success."""
     registry, _ = bridge({"name": "t"}, {"content": [], "isError": flag})
     assert not execute(registry, "t").is_error
+    legacy, _ = bridge({"name": "t"}, {"toolResult": 1, "isError": flag})
+    assert plain(execute(legacy, "t").content) == [{"type": "text", "text": "1"}]
 
 
 def test_task_only_tools_are_refused_without_calling_the_server() -> None:

@@ -98,38 +98,23 @@ def _is_array(value: object) -> bool:
     return issubclass(type(value), list)
 
 
-def _lossless(value: Any) -> JsonValue | None:
-    """A frozen copy of ``value``, or ``None`` when it is not lossless JSON."""
-    try:
-        return snapshot_json(value)
-    except NotLosslessJson:
-        return None
+def _lossless_blocks(content: list[Any]) -> list[JsonValue]:
+    """Frozen copies of the protocol blocks; a block that is not lossless JSON counts as absent (protocol data
+    is always JSON there, and a foreign object's code is never run)."""
+    blocks: list[JsonValue] = []
+    for raw in list.__iter__(content):
+        try:
+            blocks.append(snapshot_json(raw))
+        except NotLosslessJson:
+            continue
+    return blocks
 
 
-def _js_truthy(value: Any) -> bool:
-    """ECMAScript truthiness of protocol data, from the value's type alone ([] and {} are truthy there)."""
-    kind = type(value)
-    if value is None or kind is bool:
-        return value is True
-    if kind is str:
-        return bool(value != "")
-    if kind is int or kind is float:
-        return bool(value == value and value != 0)  # NaN is falsy
-    return True
-
-
-def _error_text(content: Any, fields: Mapping[str, Any]) -> str:
-    """The text of a failed call: the text blocks joined by newlines; for a legacy result its ``toolResult``.
-
-    Parts of the response that are not lossless JSON count as absent (protocol data is always JSON there).
-    """
+def _error_text(content: Any, fields: Mapping[str, Any], raw_name: str) -> str:
+    """The message of a failed call (digest 11.4): the whole text projection of its blocks, image diagnostics
+    included; for a legacy result its ``toolResult`` as JSON, or ``(no output)``."""
     if _is_array(content):
-        texts = []
-        for raw in list.__iter__(content):
-            block = _lossless(raw)
-            if type(block) is FrozenDict and block.get("type") == "text" and type(block.get("text")) is str:
-                texts.append(block["text"])
-        return "\n".join(texts)
+        return extract_text(_lossless_blocks(content), raw_name)
     return _legacy_text(fields)
 
 
@@ -294,10 +279,10 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, name: str | None = N
         if fields is None:
             raise McpToolError(f'MCP tool "{raw_name}" returned a non-object result')
         content = fields.get("content")
-        if _js_truthy(fields.get("isError")):
-            raise McpToolError(_error_text(content, fields))
+        if fields.get("isError") is True:  # `isError === true`: any other value is a success
+            raise McpToolError(_error_text(content, fields, raw_name))
         if not _is_array(content):
-            content = [{"type": "text", "text": _error_text(content, fields)}]
+            content = [{"type": "text", "text": _legacy_text(fields)}]
         value: dict[str, Any] = {"content": content}
         if "structuredContent" in fields:
             value["structuredContent"] = fields["structuredContent"]
