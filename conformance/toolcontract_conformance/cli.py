@@ -34,6 +34,7 @@ from toolcontract_conformance.report import (
     ReportError,
     ReportFormat,
     Run,
+    golden_sources_line,
     read_report,
     render,
     report_json,
@@ -41,6 +42,7 @@ from toolcontract_conformance.report import (
     verdict_line,
 )
 from toolcontract_conformance.runner import (
+    DEFAULT_MAX_FAILURES,
     NO_RULE,
     ScenarioResult,
     SuiteResult,
@@ -111,6 +113,17 @@ def _out(text: str) -> None:
     print(visible(text))
 
 
+def _max_failures(text: str) -> int:
+    """``--max-failures``: a count, 0 or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count (0 or more)")
+    return count
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolcontract",
@@ -165,6 +178,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--validate-protocol", action="store_true", help="check every message against the schemas")
     check.add_argument("--timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
     check.add_argument("--startup-timeout", type=float, default=30.0, metavar="S", help="seconds to answer start")
+    check.add_argument(
+        "--max-failures",
+        type=_max_failures,
+        default=DEFAULT_MAX_FAILURES,
+        metavar="N",
+        help=f"give up on an implementation after N scenarios in a row time out or crash (default "
+        f"{DEFAULT_MAX_FAILURES}; 0: never): the rest are errored unsent",
+    )
     _data_options(check, goldens=True)
     check.add_argument("--schema", action="store_true", help="print the JSON Schema of the report and exit")
     check.set_defaults(handler=_check)
@@ -400,7 +421,9 @@ def _check(options: argparse.Namespace) -> int:
     runs: list[Run] = []
     for position, target in enumerate(targets):
         try:
-            suite = _run_one(implementations[position], chosen, goldens, baselines[position], all_ids)
+            suite = _run_one(
+                implementations[position], chosen, goldens, baselines[position], all_ids, options.max_failures
+            )
         except AdapterError as error:
             print(visible(f"toolcontract check: cannot run {implementations[position]!r}: {error}"), file=sys.stderr)
             return 2
@@ -434,6 +457,7 @@ def _run_one(
     goldens: Callable[[str], bytes | None],
     baseline: Baseline | None,
     all_ids: set[str],
+    max_failures: int = DEFAULT_MAX_FAILURES,
 ) -> SuiteResult:
     """Run the scenarios against one implementation; Ctrl-C becomes :class:`_Interrupted` with what finished."""
     recorded = _Recorded(implementation)
@@ -448,7 +472,15 @@ def _run_one(
             bar.update(count, total, result)
 
     try:
-        return run_suite(recorded, chosen, goldens, baseline=baseline, all_ids=all_ids, progress=progress)
+        return run_suite(
+            recorded,
+            chosen,
+            goldens,
+            baseline=baseline,
+            all_ids=all_ids,
+            progress=progress,
+            max_failures=max_failures,
+        )
     except KeyboardInterrupt:
         # run_suite has stopped the implementation on the way out.
         suite = None
@@ -507,7 +539,7 @@ def _summary_text(run: Run, entry: dict[str, Any]) -> str:
     if suite.baseline_problems:
         lines += ["", "Baseline problems:"]
         lines += [f"  {problem.scenario}: {problem.message}" for problem in suite.baseline_problems]
-    lines += ["", verdict_line(entry)]
+    lines += ["", golden_sources_line(entry), verdict_line(entry)]
     return "\n".join(lines)
 
 
