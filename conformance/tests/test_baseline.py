@@ -71,3 +71,18 @@ def test_a_malformed_baseline_is_refused(data: object, words: str) -> None:
 def test_an_unreadable_baseline_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BaselineError, match="cannot read"):
         Baseline.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_a_baseline_nested_too_deep_is_a_baseline_error(tmp_path: Path, depth: int) -> None:
+    file = tmp_path / "baseline.json"
+    file.write_text(
+        '{"formatVersion": 1, "knownFailures": [{"scenario": "s", "reason": ' + "[" * depth + "]" * depth + "}]}"
+    )
+    with pytest.raises(BaselineError, match="cannot read the baseline: nested deeper than 64 levels"):
+        Baseline.load(file)
+    deep: object = []
+    for _ in range(depth if depth < 1000 else 1000):
+        deep = [deep]
+    with pytest.raises(BaselineError, match="not a baseline: nested deeper than 64 levels"):
+        Baseline.from_json({"formatVersion": 1, "knownFailures": [{"scenario": "s", "reason": deep}]})

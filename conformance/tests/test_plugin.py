@@ -101,3 +101,54 @@ def test_an_adapter_that_cannot_start_fails_every_test_once_started(tmp_path: Pa
 def test_impl_and_impl_cmd_are_exclusive(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl", "a:b", "--impl-cmd", "c")
     assert status == 4 and "exclusive" in output
+
+
+def test_a_bad_baseline_is_one_usage_error(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"formatVersion": 1, "knownFailures": [{"scenario": "no-such-scenario"}]}')
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--baseline", str(baseline))
+    assert status == 4, output
+    assert output.count("no-such-scenario") == 1
+    assert "ERROR: the baseline lists 'no-such-scenario', which is no scenario" in output
+    assert "passed" not in output and "failed" not in output
+
+
+def test_a_baseline_that_is_not_json_is_one_usage_error(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text("[" * 100_000)
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--baseline", str(baseline))
+    assert status == 4, output
+    assert output.count("cannot read the baseline: nested deeper than 64 levels") == 1
+
+
+def test_an_impl_that_cannot_be_imported_is_one_usage_error(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "no_such_module_anywhere:implementation")
+    assert status == 4, output
+    assert output.count("ERROR: --impl no_such_module_anywhere:implementation: cannot import") == 1
+    assert "No module named 'no_such_module_anywhere'" in output
+    assert "test_scenario[" not in output
+
+
+def test_a_hang_on_every_scenario_fails_the_rest_at_once(tmp_path: Path) -> None:
+    command = f"{sys.executable} {SCRIPT} hang"
+    status, output = pytest_run(tmp_path, "--impl-cmd", command, "--impl-timeout", "0.3", "--max-failures", "2")
+    assert status == 1, output
+    assert "5 failed, 1 skipped" in output
+    assert output.count("no answer to run seq") >= 2
+    assert "ok-plain errored [R-SNAP-1]: not run: the implementation is unresponsive: 2 scenarios in a row" in output
+
+
+def test_an_unknown_capability_is_a_warning(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} unknown-capability", "-k", "ok-")
+    assert status == 0, output
+    assert "misbehaving declares an unknown capability 'wrapers'" in output
+    status, output = pytest_run(
+        tmp_path / "strict",
+        "--impl-cmd",
+        f"{sys.executable} {SCRIPT} unknown-capability",
+        "--validate-protocol",
+        "-k",
+        "ok-",
+    )
+    assert status == 1, output
+    assert "unknown capability 'wrapers': the known ones are" in output

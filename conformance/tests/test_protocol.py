@@ -190,3 +190,69 @@ def test_the_adapter_loop_accepts_exactly_the_schemas_commands(command: object) 
     from toolcontract_conformance.protocol import _is_command, schema_errors
 
     assert _is_command(command) == (not schema_errors("command", command))
+
+
+def test_decode_line_at_any_depth() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    transcript = json.dumps({"formatVersion": 1, "steps": deep})  # a deep transcript travels as a string
+    assert protocol.decode_line(json.dumps({"seq": 0, "transcript": transcript}))["transcript"] == transcript
+    for line, where in (
+        ('{"seq": 0, "errored": true, "context": {"a": ' + deep + "}}", "$.context.a"),
+        ('{"seq": 0, "transcript": "{}", "x": ' + deep + "}", "$.x[0]"),
+        ("[" * 10_000_000, "$[0][0]"),
+    ):
+        with pytest.raises(InvalidResponse) as raised:
+            protocol.decode_line(line)
+        assert raised.value.reason == f"nested deeper than 64 levels, in {where}"
+    assert protocol.decode_line('{"a":' * 64 + "1" + "}" * 64)  # 64 levels: the limit itself
+
+
+def test_the_known_capabilities_are_the_scenario_formats() -> None:
+    from toolcontract_conformance.scenario import scenario_schema
+
+    assert set(protocol.known_capabilities()) == set(scenario_schema()["$defs"]["capability"]["enum"])
+    assert {"timeout", "wrappers", "first-party-renderers"} <= set(protocol.known_capabilities())
+    assert protocol.unknown_capabilities(["wrappers", "wrapers", "nested", "Nested"]) == ["wrapers", "Nested"]
+
+
+def test_an_unknown_capability_is_refused_only_with_validation() -> None:
+    wire = {"version": 1, "implementation": {**protocol.info_to_wire(INFO), "capabilities": ["wrappers", "gards"]}}
+    assert protocol.parse_start_response(wire).capabilities == ("wrappers", "gards")
+    with pytest.raises(InvalidResponse) as raised:
+        protocol.parse_start_response(wire, validate=True)
+    assert raised.value.reason == (
+        "unknown capability 'gards': the known ones are " + ", ".join(protocol.known_capabilities())
+    )
+
+
+class Unwritable(Fake):
+    """Answers outcomes that no JSON encoder can write."""
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        if scenario["id"] == "nan":
+            return Errored({"value": float("nan")})
+        return super().run(seq, scenario)
+
+
+def test_serve_answers_errored_for_an_outcome_it_cannot_write() -> None:
+    stdin = io.StringIO(
+        "\n".join(
+            json.dumps(command) for command in (protocol.start_command(), protocol.run_command(0, scenario("nan")))
+        )
+        + "\n"
+    )
+    stdout = io.StringIO()
+    assert protocol.serve(Unwritable(), stdin, stdout) == 0
+    answer = json.loads(stdout.getvalue().splitlines()[1])
+    assert answer["seq"] == 0 and answer["errored"] is True
+    assert answer["context"]["kind"] == "invalid-outcome"
+    assert "cannot be written as JSON" in answer["context"]["message"]
+
+
+def test_serve_reads_a_command_of_any_depth() -> None:
+    deep = {"formatVersion": 1, "id": "ok", "x": "[" * 5000 + "]" * 5000}
+    command = json.dumps(protocol.run_command(0, deep)).replace(
+        '"x": "' + "[" * 5000 + "]" * 5000 + '"', '"x": ' + "[" * 5000 + "]" * 5000
+    )
+    status, answers, _ = serve_lines(protocol.start_command(), command)
+    assert status == 0 and answers[1] == {"seq": 0, "transcript": '{"scenario":"ok"}'}

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from toolcontract_conformance.adapters.inprocess import InProcess
 from toolcontract_conformance.baseline import Baseline
 from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
-from toolcontract_conformance.runner import NO_RULE, ScenarioResult, golden_directory, run_suite, select
+from toolcontract_conformance.protocol import known_capabilities
+from toolcontract_conformance.runner import NO_RULE, ScenarioResult, golden_directory, judge, run_suite, select
 
 GOLDEN = '{"formatVersion":1,"scenario":"%s","steps":{"c1":{"result":{"isError":false,"value":1}}}}'
 
@@ -171,3 +173,76 @@ def test_golden_directory(tmp_path: Path) -> None:
     (tmp_path / "s1.json").write_bytes(b"{}")
     lookup = golden_directory(tmp_path)
     assert lookup("s1") == b"{}" and lookup("s2") is None
+
+
+class Hanging(Scripted):
+    """Hangs on scenarios whose id starts with ``hang``; declares a misspelled capability."""
+
+    def start(self) -> ImplementationInfo:
+        return ImplementationInfo("hanging", "python", "1", ("wrappers", "nestd"))
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        if scenario["id"].startswith("hang"):
+            time.sleep(5)
+        if scenario["id"].startswith("noisy"):
+            return Ran((GOLDEN % "another").replace("another", scenario["id"] + "-not"), stderr="warning: odd\n")
+        if scenario["id"].startswith("deep"):
+            context: dict[str, Any] = {"message": "deep"}
+            for _ in range(100):
+                context = {"inner": context}
+            return Errored(context)
+        return super().run(seq, scenario)
+
+
+def test_an_in_process_hang_on_every_scenario_ends_the_run() -> None:
+    began = time.perf_counter()
+    warnings: list[str] = []
+    implementation = InProcess(Hanging(), timeout=0.2)
+    ids = ["hang1", "hang2", "hang3", "ok", "hang4"]
+    suite = run_suite(implementation, [scenario(i) for i in ids], goldens, max_failures=2, warn=warnings.append)
+    assert time.perf_counter() - began < 2
+    assert [result.context.get("kind") for result in suite.results] == ["timed-out"] * 2 + ["unresponsive"] * 3
+    assert suite.unresponsive.startswith("the implementation is unresponsive: 2 scenarios in a row went unanswered")
+    assert not suite.ok
+    assert warnings == [
+        "hanging declares an unknown capability 'nestd': the known ones are "
+        + ", ".join(known_capabilities())
+        + " (scenarios that require a misspelled capability are skipped)"
+    ]
+
+
+def test_skips_without_sending_do_not_end_a_streak_and_answers_do() -> None:
+    ids = ["hang1", "needs-mcp", "hang2", "ok", "hang3"]
+    scenarios = [scenario(i, requires=["mcp"] if i == "needs-mcp" else []) for i in ids]
+    suite = run_suite(InProcess(Hanging(), timeout=0.2), scenarios, goldens, max_failures=2, warn=lambda _: None)
+    statuses = [(result.status, result.context.get("kind")) for result in suite.results]
+    assert statuses == [
+        ("errored", "timed-out"),
+        ("skipped", None),
+        ("errored", "timed-out"),
+        ("errored", "unresponsive"),
+        ("errored", "unresponsive"),
+    ]
+
+
+def test_the_stderr_of_a_failing_transcript_is_shown() -> None:
+    [result] = run_suite(InProcess(Hanging()), [scenario("noisy")], goldens, warn=lambda _: None).results
+    assert result.status == "failed" and result.stderr == "warning: odd\n"
+    assert result.explain().splitlines()[-2:] == ["--- stderr ---", "warning: odd"]
+
+
+def test_an_errored_context_too_deep_for_a_report_is_an_invalid_outcome() -> None:
+    [result] = run_suite(InProcess(Hanging()), [scenario("deep")], goldens, warn=lambda _: None).results
+    assert result.status == "errored"
+    assert result.context == {
+        "kind": "invalid-outcome",
+        "message": "Errored.context is nested deeper than 64 levels (or holds a cycle)",
+    }
+
+
+def test_judging_a_transcript_100000_levels_deep() -> None:
+    deep = '{"formatVersion":1,"scenario":"s","steps":' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert judge({"id": "s"}, deep, deep.encode()).status == "passed"
+    failed = judge({"id": "s"}, deep, (GOLDEN % "s").encode())
+    assert failed.status == "failed" and failed.first_difference is not None
+    assert failed.first_difference.where == "$.steps"

@@ -22,7 +22,13 @@ from toolcontract_conformance.golden import GoldenFileExtension
 from toolcontract_conformance.implementation import Ran, Skipped
 from toolcontract_conformance.locations import goldens_dir, scenarios_dir
 from toolcontract_conformance.rules import load_rules, parse_contract
-from toolcontract_conformance.scenario import Scenario, load_scenarios, transcript_schema
+from toolcontract_conformance.scenario import (
+    Scenario,
+    ScenarioError,
+    load_scenarios,
+    scenario_from_data,
+    transcript_schema,
+)
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SCENARIOS = load_scenarios()
@@ -150,3 +156,37 @@ def test_every_catalogue_behaviour_and_hook_action_is_used() -> None:
 def test_reference_runs_every_scenario() -> None:
     declined = {s.id: outcome.message for s in SCENARIOS if isinstance(outcome := _outcome(s.id), Skipped)}
     assert not declined
+
+
+# --- loading: nesting is bounded, and a scenario beyond the bound is a ScenarioError --------------------------
+
+
+def scenario_with_arguments(arguments: Any) -> dict[str, Any]:
+    data = json.loads((scenarios_dir() / f"{IDS[0]}.json").read_text("utf-8"))
+    data["steps"] = [{"id": "c1", "call": {"name": next(iter(data["tools"])), "arguments": arguments}}]
+    data.pop("hooks", None)
+    return data
+
+
+def nested_list(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_a_scenario_file_nested_too_deep_is_a_scenario_error(tmp_path: Path, depth: int) -> None:
+    text = json.dumps(scenario_with_arguments({"a": "DEEP"})).replace('"DEEP"', "[" * depth + "]" * depth)
+    (tmp_path / "deep.json").write_text(text)
+    with pytest.raises(ScenarioError) as raised:
+        load_scenarios(tmp_path)
+    assert raised.value.source == str(tmp_path / "deep.json")
+    assert raised.value.json_path == "$.steps[0].call.arguments.a" + "[0]" * 59
+    assert raised.value.reason.startswith("nested deeper than 64 levels: scenarios are checked by a recursive")
+
+
+def test_scenario_data_nested_too_deep_is_a_scenario_error() -> None:
+    with pytest.raises(ScenarioError, match="nested deeper than 64 levels"):
+        scenario_from_data(scenario_with_arguments({"a": nested_list(300)}))
+    assert scenario_from_data(scenario_with_arguments({"a": nested_list(58)})).id == IDS[0]

@@ -166,9 +166,9 @@ class ConformanceSession:
 
     def check(self, scenario: dict[str, Any]) -> None:
         """Run one scenario and pass, fail, skip or xfail (baseline) the current test accordingly."""
-        if self.watchdog.unresponsive:
-            pytest.fail(self.watchdog.not_run(scenario).explain(), pytrace=False)
         info = self.info
+        if self.watchdog.gives_up_on(scenario, info):
+            pytest.fail(self.watchdog.not_run(scenario).explain(), pytrace=False)
         result = run_scenario(self.implementation, info, next(self._seq), scenario, self.goldens(str(scenario["id"])))
         self.watchdog.record(result)
         result = apply_baseline(result, self.baseline)

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from toolcontract_conformance.baseline import Baseline, BaselineProblem, Verdict
 from toolcontract_conformance.diff import Difference, Path, compare, parse_path
+from toolcontract_conformance.golden_source import REFERENCE, golden_source_of
 from toolcontract_conformance.implementation import (
     Errored,
     Implementation,
@@ -94,6 +95,7 @@ class ScenarioResult:
     ``missing_capabilities`` is set when the scenario was skipped without being sent. ``stderr`` is what the
     adapter wrote on its standard error while the scenario ran, kept for any scenario that did not pass.
     ``baseline`` is how a baseline judged it (``None`` without a baseline or when it does not list the scenario).
+    ``golden_source`` is where the scenario's golden comes from (:mod:`~toolcontract_conformance.golden_source`).
     """
 
     scenario: str
@@ -110,6 +112,7 @@ class ScenarioResult:
     baseline: Verdict | None = None
     baseline_note: str = ""
     stderr: str = ""
+    golden_source: str = REFERENCE
 
     @property
     def counts_as_failure(self) -> bool:
@@ -256,6 +259,10 @@ def judge(scenario: Mapping[str, Any], transcript: str, golden: bytes | None) ->
     return ScenarioResult(scenario_id, status="failed", differences=differences, **common)
 
 
+def _missing_capabilities(scenario: Mapping[str, Any], info: ImplementationInfo) -> tuple[str, ...]:
+    return tuple(str(c) for c in scenario.get("requires", ()) if c not in info.capabilities)
+
+
 def run_scenario(
     implementation: Implementation,
     info: ImplementationInfo,
@@ -268,7 +275,7 @@ def run_scenario(
     scenario_id = str(scenario["id"])
     rules = _rules_of(scenario)
     description = str(scenario.get("description", ""))
-    missing = tuple(str(c) for c in scenario.get("requires", ()) if c not in info.capabilities)
+    missing = _missing_capabilities(scenario, info)
     if missing:
         return ScenarioResult(
             scenario_id,
@@ -334,8 +341,8 @@ class Watchdog:
 
     Unanswered means errored with a kind of :data:`UNANSWERED_KINDS` (timed out, crashed, not restartable);
     any other outcome of a scenario that was sent ends the streak. ``max_failures`` 0 never gives up. Once
-    ``unresponsive`` is set, :meth:`not_run` is the result of every scenario that follows: a hang on every
-    scenario costs ``max_failures`` timeouts, not one per scenario.
+    ``unresponsive`` is set, :meth:`not_run` is the result of every scenario that follows (:meth:`gives_up_on`):
+    a hang on every scenario costs ``max_failures`` timeouts, not one per scenario.
     """
 
     max_failures: int = DEFAULT_MAX_FAILURES
@@ -354,6 +361,11 @@ class Watchdog:
                 )
         elif not result.missing_capabilities:
             self.streak = 0
+
+    def gives_up_on(self, scenario: Mapping[str, Any], info: ImplementationInfo) -> bool:
+        """Whether ``scenario`` is not to be sent: the implementation is unresponsive (a scenario it lacks a
+        capability for is skipped all the same)."""
+        return bool(self.unresponsive) and not _missing_capabilities(scenario, info)
 
     def not_run(self, scenario: Mapping[str, Any]) -> ScenarioResult:
         """The result of a scenario not sent to an unresponsive implementation."""
@@ -414,12 +426,12 @@ def run_suite(
     results: list[ScenarioResult] = []
     try:
         for seq, scenario in enumerate(scenarios):
-            if watchdog.unresponsive:
+            if watchdog.gives_up_on(scenario, info):
                 result = watchdog.not_run(scenario)
             else:
                 result = run_scenario(implementation, info, seq, scenario, goldens(str(scenario["id"])))
                 watchdog.record(result)
-            result = apply_baseline(result, baseline)
+            result = apply_baseline(replace(result, golden_source=golden_source_of(scenario)), baseline)
             results.append(result)
             if progress is not None:
                 progress(len(results), len(scenarios), result)
