@@ -181,6 +181,21 @@ def test_define_tool_compiles_parameters_then_output() -> None:
     assert str(caught.value) == "unsupported JSON schema: schema.additionalProperties must be explicitly true or false"
 
 
+@pytest.mark.parametrize("render", [None, "not callable"])
+def test_define_tool_without_a_render_registers_and_fails_at_render(render: Any) -> None:
+    """DSL:554-577: defineTool always wraps render, so a DSL tool declared without one registers and each call
+    fails at render with the language's own text for calling what is not a function."""
+    registry = Registry()
+    registry.register(echo_tool(output=Output({"type": "string"}, render)))
+    result = call(registry, "echo", {"text": "hi"})
+    message = (
+        f"tool \"echo\" returned invalid output: output.render failed: '{type(render).__name__}' object is not callable"
+    )
+    assert result.error.message == message  # type: ignore[union-attr]
+    assert (result.error.info.name, result.error.info.code) == ("ToolOutputError", "INVALID_TOOL_OUTPUT")  # type: ignore[union-attr]
+    assert result.content == [{"type": "text", "text": f"Error: {message}"}]
+
+
 def test_define_tool_soft_projections() -> None:
     """digest 1.13: present_call / present_result / is_concurrency_safe never raise on bad arguments."""
     definition = echo_tool(

@@ -88,12 +88,19 @@ def define_tool(
     Raises ``ValueError`` for a bad ``timeout_ms`` and :class:`~toolcontract.errors.JsonSchemaError` for a
     schema outside the DSL or the raw subset. The generated body raises
     :class:`~toolcontract.errors.ToolArgsError` (``INVALID_ARGS``) when the arguments do not match.
+
+    ``output.render`` is always wrapped, as the contract's ``defineTool`` wraps it: an output declared without
+    a callable ``render`` registers, and each call then fails at render (``INVALID_TOOL_OUTPUT``).
     """
     if timeout_ms is not None and not is_positive_finite(timeout_ms):
         raise ValueError(f"defineTool({name}): timeoutMs must be a positive finite number")
     raw_parameters = compile_parameters(parameters, "parameters")
     raw_output = compile_value_schema(output.schema, "schema")
     arguments_validator = compile_validator(raw_parameters)
+    user_render: Any = output.render
+
+    def render(args: JsonValue, value: JsonValue) -> Any:
+        return user_render(args, value)
 
     def arguments_are_valid(args: JsonValue) -> bool:
         return arguments_validator.is_valid(args)
@@ -116,7 +123,7 @@ def define_tool(
         name=name,
         description=description,
         parameters=raw_parameters,
-        output=Output(raw_output, output.render, output.presentation_meta),
+        output=Output(raw_output, render, output.presentation_meta),
         execute=validated_execute,
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,
