@@ -260,6 +260,18 @@ def dispatch(runs: int, calls: int) -> list[Row]:
     return rows
 
 
+def judge_million_keys(runs: int) -> Row:
+    """Judging a transcript of a million keys that differs from its golden at the last one (linear: the target)."""
+    from toolcontract_conformance.runner import judge
+
+    keys = 1_000_000
+    members = ",".join(f'"c{index}":{index}' for index in range(keys))
+    golden = ('{"formatVersion":1,"scenario":"s","steps":{' + members + "}}").encode()
+    transcript = golden.decode().replace(f'"c{keys - 1}":{keys - 1}', f'"c{keys - 1}":-1')
+    seconds = median_time(lambda: judge({"id": "s"}, transcript, golden), min(runs, 3), warmup=0)
+    return (f"judge a {len(golden) / 1e6:.0f} MB transcript of 1,000,000 keys, one differing", seconds, "")
+
+
 def suite(runs: int) -> list[Row]:
     """Scenarios per second through the kit's runner, in-process and through the subprocess adapter."""
     from toolcontract_conformance.adapters.inprocess import InProcess
@@ -299,6 +311,7 @@ def suite(runs: int) -> list[Row]:
         ("ratio subprocess / in-process (target <= 1.5)", subprocess / in_process, "ratio"),
         ("subprocess adapter start-up alone (spawn, imports, handshake, stop)", start_up, ""),
         ("ratio subprocess without its start-up / in-process", (subprocess - start_up) / in_process, "ratio"),
+        judge_million_keys(runs),
     ]
 
 

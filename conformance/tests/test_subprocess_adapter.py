@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_suite import write_suite
 from misbehaving_adapter import deep_transcript, transcript
 
 from toolcontract_conformance.adapters.subprocess import MAX_LINE_BYTES, Subprocess
@@ -335,3 +338,43 @@ def test_a_scenario_that_cannot_be_sent_is_errored_unsent() -> None:
         assert implementation.run(1, scenario("s2")) == Ran(transcript({"id": "s2"}))
     finally:
         implementation.stop()
+
+
+@pytest.mark.parametrize(
+    ("mode", "status"),
+    [
+        ("deep-transcript", "failed"),
+        ("deep-context", "errored"),
+        ("deep-key", "errored"),
+        ("surrogate-transcript", "failed"),
+        ("surrogate-context", "errored"),
+        ("invalid-utf8", "errored"),
+        ("seq-float", "errored"),
+    ],
+)
+def test_toolcontract_check_reports_a_hostile_answer(tmp_path: Path, mode: str, status: str) -> None:
+    """The whole command, as a user runs it (output to a file): a verdict and a report, never a traceback."""
+    scenarios, golden_folder = write_suite(tmp_path / "suite", {"ok-one": ["R-SNAP-1"]})
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-c", "from toolcontract_conformance.cli import main; raise SystemExit(main())"]
+    completed = subprocess.run(
+        [
+            *command,
+            "check",
+            "--impl-cmd",
+            f"{sys.executable} {SCRIPT} {mode}",
+            "--scenarios",
+            str(scenarios),
+            "--goldens",
+            str(golden_folder),
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert b"Traceback" not in completed.stderr, completed.stderr.decode()
+    assert completed.returncode == 1, completed.stderr.decode()
+    written = json.loads(report.read_text("utf-8"))
+    assert json.dumps(written).count(f'"status": "{status}"') >= 1
