@@ -6,12 +6,15 @@ The lifecycle of a connection, and what each step raises:
    cannot be launched at all, or exits or raises before answering the handshake: :class:`CannotStart`.
 2. **Handshake.** The runner sends ``start {version}``; the adapter answers with its implementation's metadata.
    An answer for another protocol version: :class:`VersionMismatch`. An answer that is not a valid ``start``
-   response: :class:`InvalidResponse`. No answer within the start-up timeout: :class:`TimedOut`.
+   response (with protocol validation, one declaring a capability the scenario format does not know):
+   :class:`InvalidResponse`. No answer within the start-up timeout: :class:`TimedOut`.
 3. **Run each scenario.** The runner sends ``run {seq, scenario}`` and waits for one line. A line that is not
-   JSON, is not a valid ``run`` response, or echoes another ``seq``: :class:`InvalidResponse`. No line within
-   the per-scenario timeout: :class:`TimedOut`. The process exits (or closes its output) instead of
-   answering: :class:`Crashed`. None of these ever counts as a pass: the scenario is *errored*, the context of
-   the exception is attached to it, and the adapter is restarted for the next scenario.
+   JSON, not UTF-8, too long or nested too deep, is not a valid ``run`` response, echoes another ``seq``, or
+   came before the command: :class:`InvalidResponse`. No line within the per-scenario timeout:
+   :class:`TimedOut`. The process exits (or closes its output) instead of answering: :class:`Crashed`. None
+   of these ever counts as a pass: the scenario is *errored*, the context of the exception is attached to it,
+   and the adapter is restarted for the next scenario. After a few unanswered scenarios in a row the runner
+   gives up on the implementation (``runner.Watchdog``).
 4. **Stop.** The runner sends ``stop`` and the adapter exits; one that lingers is killed. Stopping raises
    nothing.
 
