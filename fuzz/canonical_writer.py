@@ -22,6 +22,25 @@ __all__ = ["TARGET", "check"]
 _INDENTS: Final[tuple[int | str | None, ...]] = (None, 2, 0, 4, 10, 11, -3, "", "\t", "--", "abcdefghijklmn", "\ud800")
 
 
+# Indented text holds depth × indent characters per line: past this many, writing it shows the format's
+# quadratic size, not the writer's speed.
+_MAX_INDENTATION: Final = 2_000_000
+
+
+def _indentation(value: Any, indent: int | str) -> int:
+    """How many indent characters ``canonical_json(value, indent)`` writes (``value`` is lossless JSON)."""
+    width = min(max(indent, 0), 10) if isinstance(indent, int) else len(indent[:10])
+    total = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        if children:
+            total += width * depth * (len(children) + 1) + width * len(children)
+            stack.extend((child, depth + 1) for child in children)
+    return total
+
+
 def _parse_int(text: str) -> int | float:
     number = int(text)
     return number if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER else float(text)
@@ -45,6 +64,8 @@ def check(data: bytes) -> str:
         return rejected(error)
     if not lossless:
         raise PropertyViolation(f"canonical_json wrote a value that is not lossless: {compact[:200]!r}")
+    if indent is not None and _indentation(value, indent) > _MAX_INDENTATION:
+        indent = None
     text = canonical_json(value, indent) if indent is not None else compact
     if isinstance(indent, str) and indent.strip(" \t\n\r"):
         return ACCEPTED  # like JSON.stringify's, a gap that is not whitespace makes text that is not JSON

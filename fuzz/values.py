@@ -26,8 +26,8 @@ __all__ = ["ByteReader", "build_value", "encode_json"]
 # deep chain, and nodes of the whole value once shared references are counted as many times as they occur.
 _MAX_NODES: Final = 3000
 _MAX_CHILDREN: Final = 64
-_MAX_DEEP: Final = 3000
-_MAX_EXPANDED: Final = 10000
+_MAX_DEEP: Final = 1500
+_MAX_EXPANDED: Final = 6000
 _MAX_TEXT: Final = 1024  # bytes of UTF-8
 # Levels of the program itself (which is read recursively); deeper nesting is what the deep-chain opcode builds.
 _MAX_PROGRAM_DEPTH: Final = 100
