@@ -83,6 +83,8 @@ def main(mode: str, state: str | None = None) -> int:
                 time.sleep(60)
             else:
                 answer({"version": 1, "implementation": INFO})
+            if mode == "deaf":
+                time.sleep(60)  # reads no more commands, however long
             continue
         if command["cmd"] == "stop":
             return 0

@@ -329,6 +329,18 @@ def test_an_adapter_that_closes_its_output_before_answering_start() -> None:
         adapter("start-close-stdout").start()
 
 
+def test_a_scenario_larger_than_a_pipe_to_an_adapter_that_reads_no_more() -> None:
+    implementation = adapter("deaf")
+    implementation.start()
+    began = time.perf_counter()
+    try:
+        outcome = implementation.run(0, {**scenario("s1"), "description": "x" * 4_000_000})
+    finally:
+        implementation.stop()
+    assert isinstance(outcome, Errored) and outcome.context["kind"] == "timed-out"
+    assert time.perf_counter() - began < QUICK + 5
+
+
 def test_a_scenario_that_cannot_be_sent_is_errored_unsent() -> None:
     implementation = adapter("good")
     implementation.start()
