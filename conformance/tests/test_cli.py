@@ -43,6 +43,7 @@ def test_check_prints_a_table_by_rule_and_fails(
     assert "err-hook errored [R-WRAP-1]: NotImplementedError: wrapper hooks" in out
     assert "Skipped (2):\n  ok-mcp: missing capability mcp\n  skip-set: sets are not expressible here" in out
     assert out.rstrip().splitlines()[-1].startswith("FAIL: 2 passed, 1 failed, 1 errored, 2 skipped of 6 scenarios")
+    assert out.rstrip().splitlines()[-2] == "goldens: reference: 6"
     validate_report(json.loads(report.read_text()))
 
 

@@ -24,6 +24,7 @@ from toolcontract_conformance.report import (
     Policy,
     ReportError,
     Run,
+    golden_sources_line,
     read_report,
     render,
     report_json,
@@ -113,7 +114,7 @@ def _format_1(report: dict[str, Any]) -> dict[str, Any]:
             "baselineProblems": 0,
         },
         "rules": run["rules"],
-        "scenarios": run["scenarios"],
+        "scenarios": [{k: v for k, v in scenario.items() if k != "goldenSource"} for scenario in run["scenarios"]],
         "baselineProblems": [],
     }
 
@@ -155,6 +156,62 @@ def test_the_html_report_is_one_self_contained_page(report: dict[str, Any]) -> N
         assert reference not in page
     assert "post-&lt;wrong&gt;" in page and "a &lt;b&gt;value&lt;/b&gt; &amp; more" in page
     assert page.count('class="cell ') == 8  # one cell per (scenario, rule) pair
+
+
+# --- golden sources --------------------------------------------------------------------------------------
+
+RECORDED = {"source": "typescript-dsh-tools", "reason": "JavaScript-only values"}
+
+
+@pytest.fixture(scope="module")
+def sourced() -> dict[str, Any]:
+    scenarios = [
+        scenario("a"),
+        scenario("b", "skip"),
+        scenario("js-1", "skip", golden=RECORDED),
+        scenario("js-2", golden=RECORDED),
+        scenario("c"),
+    ]
+    suite = run_suite(InProcess(Scripted()), scenarios, goldens)
+    assert [result.golden_source for result in suite.results] == [
+        "reference",
+        "reference",
+        "typescript-dsh-tools",
+        "typescript-dsh-tools",
+        "reference",
+    ]
+    return report_json(suite)
+
+
+def test_the_json_report_counts_the_golden_sources(sourced: dict[str, Any]) -> None:
+    validate_report(sourced)
+    [run] = sourced["implementations"]
+    assert run["goldenSources"] == {"reference": 3, "typescript-dsh-tools": 2}
+    assert list(run["goldenSources"]) == ["reference", "typescript-dsh-tools"]
+    assert [s["goldenSource"] for s in run["scenarios"]][1:3] == ["reference", "typescript-dsh-tools"]
+    assert golden_sources_line(run) == "goldens: reference: 3, typescript-dsh-tools: 2"
+
+
+def test_markdown_and_html_say_where_the_goldens_come_from(sourced: dict[str, Any]) -> None:
+    text = report_markdown(sourced)
+    assert "\n- goldens: reference: 3, typescript-dsh-tools: 2\n" in text
+    assert "- `js-1` [R-A-1] — golden from typescript-dsh-tools\n  - cannot express a set" in text
+    assert "- `b` [R-A-1]\n" in text
+    page = render(sourced, "html")
+    assert "<dt>goldens</dt><dd>reference: 3, typescript-dsh-tools: 2</dd>" in page
+    assert "[R-A-1] — golden from typescript-dsh-tools</span>" in page
+    side = report_json([Run(run_suite(InProcess(Scripted()), [scenario("js-1", golden=RECORDED)], goldens))] * 2)
+    assert "| goldens | typescript-dsh-tools: 1 | typescript-dsh-tools: 1 |" in report_markdown(side)
+
+
+def test_a_report_written_without_sources_counts_the_reference(sourced: dict[str, Any]) -> None:
+    [run] = sourced["implementations"]
+    older = {**run, "scenarios": [{k: v for k, v in s.items() if k != "goldenSource"} for s in run["scenarios"]]}
+    del older["goldenSources"]
+    report = {**sourced, "implementations": [older]}
+    validate_report(report)
+    assert golden_sources_line(read_report(report)["implementations"][0]) == "goldens: reference: 5"
+    assert "- goldens: reference: 5\n" in report_markdown(report)
 
 
 # --- verdicts --------------------------------------------------------------------------------------------

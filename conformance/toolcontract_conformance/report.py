@@ -5,8 +5,10 @@
 from that JSON alone, so a saved report can be rendered again later (``toolcontract report FILE --format
 md|html``); :func:`read_report` also reads a report of format version 1 (one implementation). With several
 implementations, Markdown and HTML put them side by side: one column each, per scenario and per rule, with
-the first difference in each cell. Every form carries any string the contract allows: lone surrogates come out
-as ``\\ud800`` escapes (:func:`~toolcontract_conformance.display.visible`).
+the first difference in each cell. Every form says how many scenarios have a golden from each source (the
+reference, or the implementation a golden is recorded from: :mod:`~toolcontract_conformance.golden_source`).
+Every form carries any string the contract allows: lone surrogates come out as ``\\ud800`` escapes
+(:func:`~toolcontract_conformance.display.visible`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 from toolcontract_conformance._schemas import load_schema, schema_errors
 from toolcontract_conformance.display import Excerpt, excerpts, visible
+from toolcontract_conformance.golden_source import REFERENCE, count_sources, sources_text
 from toolcontract_conformance.protocol import PROTOCOL_VERSION, info_to_wire
 from toolcontract_conformance.runner import NO_RULE, ScenarioResult, SuiteResult
 
@@ -31,6 +34,7 @@ __all__ = [
     "ReportFormat",
     "Run",
     "VerdictKind",
+    "golden_sources_line",
     "read_report",
     "render",
     "report_html",
@@ -145,6 +149,7 @@ def _scenario_json(result: ScenarioResult) -> dict[str, Any]:
         "rules": list(result.rules),
         "status": result.status,
         "seconds": round(result.seconds, 6),
+        "goldenSource": result.golden_source,
     }
     if result.status == "failed":
         entry["differences"] = [
@@ -262,13 +267,19 @@ def run_json(run: Run | SuiteResult, policy: Policy = Policy()) -> dict[str, Any
     return _judged(entry, policy)
 
 
+def _golden_sources(scenarios: list[dict[str, Any]]) -> dict[str, int]:
+    """How many of the scenarios have a golden from each source (a report without sources: the reference)."""
+    return count_sources(scenario.get("goldenSource", REFERENCE) for scenario in scenarios)
+
+
 def _judged(entry: dict[str, Any], policy: Policy) -> dict[str, Any]:
-    """``entry`` with its summary, verdict and ok, in the schema's key order."""
+    """``entry`` with its summary, golden sources, verdict and ok, in the schema's key order."""
     entry = dict(entry)
     entry["summary"] = _summary(entry["scenarios"], entry["baselineProblems"])
+    entry["goldenSources"] = _golden_sources(entry["scenarios"])
     verdict, reasons = _judge(entry, policy)
     order = ["implementation", "selectedBy", "baselineFile", "started", "seconds", "ok", "verdict"]
-    order += ["verdictReasons", "selected", "summary", "rules", "scenarios", "baselineProblems"]
+    order += ["verdictReasons", "selected", "summary", "goldenSources", "rules", "scenarios", "baselineProblems"]
     entry |= {"ok": verdict == "pass", "verdict": verdict, "verdictReasons": reasons}
     return {key: entry[key] for key in order if key in entry}
 
@@ -337,6 +348,18 @@ def verdict_line(run: dict[str, Any]) -> str:
         f"{_VERDICT_LABELS[run['verdict']]}{reasons}: {', '.join(counts)} "
         f"of {summary['total']} scenarios in {run['seconds']:.2f} s"
     )
+
+
+def golden_sources_line(run: dict[str, Any]) -> str:
+    """``goldens: reference: 168, typescript-dsh-tools: 9``: how many of the run's scenarios have a golden from each
+    source."""
+    return "goldens: " + (sources_text(_golden_sources(run["scenarios"])) or "none")
+
+
+def _golden_note(scenario: dict[str, Any]) -> str:
+    """`` — golden from <source>`` for a scenario whose golden is not the reference's, else empty."""
+    source = scenario.get("goldenSource", REFERENCE)
+    return "" if source == REFERENCE else f" — golden from {source}"
 
 
 def _implementation_line(run: dict[str, Any]) -> str:
@@ -456,6 +479,7 @@ def _md_single(report: dict[str, Any], run: dict[str, Any]) -> list[str]:
         lines.append(f"- selected by: {_md_code(_selected_by(run))}")
     if "baselineFile" in run:
         lines.append(f"- baseline: {_md_code(run['baselineFile'])}")
+    lines.append(f"- {golden_sources_line(run)}")
     lines += _md_kit_lines(report)
     lines += [
         "",
@@ -488,6 +512,7 @@ def _md_side_by_side(report: dict[str, Any], runs: list[dict[str, Any]]) -> list
         ("selected by", [_md_table_code(_selected_by(run)) if "selectedBy" in run else "" for run in runs]),
         ("baseline", [_md_table_code(run["baselineFile"]) if "baselineFile" in run else "none" for run in runs]),
         ("seconds", [f"{run['seconds']:.2f}" for run in runs]),
+        ("goldens", [sources_text(_golden_sources(run["scenarios"])) for run in runs]),
     ]
     for label, cells in rows:
         lines.append(f"| {label} | " + " | ".join(cell.replace("\n", " ") for cell in cells) + " |")
@@ -558,7 +583,7 @@ def _sections(run: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
 
 def _md_scenario(scenario: dict[str, Any]) -> list[str]:
     rules = ", ".join(scenario["rules"]) or "no rule"
-    head = f"- {_md_code(scenario['id'])} [{rules}]"
+    head = f"- {_md_code(scenario['id'])} [{rules}]{_golden_note(scenario)}"
     baseline = scenario.get("baseline")
     if baseline is not None:
         head += f" — baseline: {baseline['verdict']}" + (f" ({baseline['note']})" if baseline["note"] else "")
@@ -737,6 +762,7 @@ def _implementation_rows(run: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("selected by", _selected_by(run)))
     if "baselineFile" in run:
         rows.append(("baseline", run["baselineFile"]))
+    rows.append(("goldens", sources_text(_golden_sources(run["scenarios"]))))
     return rows
 
 
@@ -903,7 +929,8 @@ def _html_scenario(scenario: dict[str, Any], anchor: str) -> str:
     rules = ", ".join(scenario["rules"]) or "no rule"
     parts = [
         f'<div class="scenario {outcome}-box" id="{anchor}">',
-        f'<strong><code>{_e(scenario["id"])}</code></strong> <span class="muted">[{_e(rules)}]</span>',
+        f'<strong><code>{_e(scenario["id"])}</code></strong> <span class="muted">[{_e(rules)}]'
+        f"{_e(_golden_note(scenario))}</span>",
     ]
     if scenario["description"]:
         parts.append(f'<div class="muted">{_e(scenario["description"])}</div>')
