@@ -374,23 +374,25 @@ def spill_registry(store: Any, inner: Any = None) -> Registry:
 def test_spill_leaves_hostile_content_to_the_registry(inner: Any, expected: ToolError) -> None:
     """The spill policy bounds only lossless content; it never reads a foreign block."""
     stored: list[str] = []
-    failed(call(spill_registry(lambda call_id, text: stored.append(text), inner), "t"), expected)
+    failed(call(spill_registry(lambda call_id, text: stored.append(text), inner), "t", agent="a"), expected)
     assert stored == []
 
 
 def test_a_spill_store_answering_a_string_subclass_or_garbage() -> None:
-    result = call(spill_registry(lambda call_id, text: HostileStr("/kept")), "t")
+    result = call(spill_registry(lambda call_id, text: HostileStr("/kept")), "t", agent="a")
     text = result.content[0]["text"]
     assert type(text) is str and text.endswith(
-        "(Omitted 1798 bytes. Full formatted result stored at: /kept. Use the read tool to view it.)"
+        "(Omitted 1793 bytes. Full formatted result stored at: /kept. Use the read tool to view it.)"
     )
     for answer in (Explosive(), ClassRaises(), RaisingAwaitable):
-        unchanged = call(spill_registry(lambda call_id, text, answer=answer: answer), "t")
+        unchanged = call(spill_registry(lambda call_id, text, answer=answer: answer), "t", agent="a")
         assert plain(unchanged.content) == [{"type": "text", "text": BIG}]
 
 
-def test_a_spill_store_raising_is_a_post_execute_failure() -> None:
-    failed(call(spill_registry(lambda call_id, text: _raise(Boom("store full"))), "t"), ToolError("store full"))
+def test_a_spill_store_raising_keeps_the_inline_content() -> None:
+    """spill-policy index.ts: a save failure never fails the call or hides the content."""
+    result = call(spill_registry(lambda call_id, text: _raise(Boom("store full"))), "t", agent="a")
+    assert type(result) is ToolSuccess and plain(result.content) == [{"type": "text", "text": BIG}]
 
 
 # --- session ---------------------------------------------------------------------------------------------
@@ -712,7 +714,7 @@ def test_nested_sub_call_records_are_frozen_results() -> None:
         return await mode.run_code(run, program, description="d")
 
     registry.register(raw_tool("outer", body))
-    outer = call(registry, "outer")
+    outer = call(registry, "outer", agent="a")  # the log copy exists for an outer call with an agent
     assert type(seen[0].error) is ToolError and type(seen[0].error.message) is str
     assert plain(outer.value) == {"logs": [], "result": "sub"}  # type: ignore[union-attr]
 

@@ -34,9 +34,11 @@ from toolcontract.spill import (
 
 BIG = "0123456789" * 100
 PREVIEW = (
-    "01234567890123456789012345678901234567890123456\n…\n34567890123456789012345678901234567890123456789\n\n"
-    "(Omitted 906 bytes. Full formatted result stored at: /spill/c1.txt. Use the read tool to view it.)"
+    "012345678901234567890123456789012345678901234567891234567890123456789012345678901234567890123456789\n\n"
+    "(Omitted 901 bytes. Full formatted result stored at: /spill/c1.txt. Use the read tool to view it.)"
 )
+"""spill-policy index.ts: a 99-byte notice priced at 1000 bytes and `\\n\\n` leave a 99-byte budget, 50 bytes of
+head and 49 of tail joined with nothing between them."""
 
 
 class Store:
@@ -57,6 +59,8 @@ def big_tool(name: str = "big", **overrides: Any) -> Any:
 
 
 def execute(registry: Registry, name: str = "big", call_id: str = "c1", **fields: Any) -> ToolResult:
+    """One call; it has an agent (whose session a spilled text belongs to) unless ``agent=None`` is given."""
+    fields.setdefault("agent", "agent")
     return asyncio.run(registry.execute(Call(call_id, name, fields.pop("arguments", {}), **fields)))
 
 
@@ -78,6 +82,16 @@ def test_oversized_text_is_replaced_by_a_head_tail_preview_and_stored() -> None:
     assert text_of(result) == PREVIEW and len(PREVIEW.encode()) <= 200
     assert store.kept == {"c1": BIG}
     assert result.value == BIG  # type: ignore[union-attr]
+
+
+def test_a_call_without_an_agent_owns_no_session_and_is_not_spilled() -> None:
+    """spill-policy index.ts `ownerSessionId`: no session owner keeps the inline content (and stores nothing)."""
+    store = Store()
+    registry = Registry()
+    registry.register(big_tool())
+    install_spill(registry, max_bytes=200, store=store)
+    assert text_of(execute(registry, agent=None)) == BIG
+    assert store.kept == {}
 
 
 def test_content_within_the_bound_is_left_alone() -> None:
@@ -119,7 +133,7 @@ def test_spill_keeps_the_decisions_contexts_and_bounds_failures_too() -> None:
     registry.on_post_execute(lambda run, result, nxt: Accept(additional_contexts=[{"id": "ctx"}]))
     result = execute(registry, "fail")
     assert result.is_error and text_of(result).endswith(
-        "(Omitted 913 bytes. Full formatted result stored at: /spill/c1.txt. Use the read tool to view it.)"
+        "(Omitted 908 bytes. Full formatted result stored at: /spill/c1.txt. Use the read tool to view it.)"
     )
     assert text_of(result).startswith("Error: 0123")
     assert plain(result.additional_contexts) == [{"id": "ctx"}]
@@ -208,14 +222,48 @@ def test_notice_that_cannot_fit_and_a_failed_store_keep_the_content() -> None:
     assert text_of(execute(failing)) == BIG
 
 
-def test_preview_cuts_at_character_boundaries_and_keeps_other_blocks() -> None:
-    content = [{"type": "text", "text": "é" * 300}, {"type": "image", "attachment": {"attachmentId": "a"}}]
+def test_notice_alone_when_the_budget_leaves_no_preview() -> None:
+    """spill-policy index.ts: a budget of zero bytes replaces the text by the notice alone, while it fits."""
+    notice = "(Omitted 1000 bytes. Full formatted result stored at: /spill/c1.txt. Use the read tool to view it.)"
+    for max_bytes in (101, 100, 99):
+        bounded = asyncio.run(bound_content([{"type": "text", "text": BIG}], "c1", max_bytes=max_bytes, store=Store()))
+        assert bounded == [{"type": "text", "text": notice}]
+    content = [{"type": "text", "text": BIG}]
+    assert asyncio.run(bound_content(content, "c1", max_bytes=98, store=Store())) is content
+
+
+def test_only_plain_text_is_bounded_and_its_blocks_join_with_nothing_between() -> None:
+    """spill-policy index.ts `flattenPlainText`: any non-text block leaves the content alone; text blocks are
+    concatenated, and the replacement is one text block."""
+    mixed = [{"type": "text", "text": BIG}, {"type": "image", "attachment": {}}]
+    assert asyncio.run(bound_content(mixed, "c", max_bytes=200, store=Store())) is mixed
+    assert asyncio.run(bound_content(["loose", {"type": "text", "text": BIG}], "c", max_bytes=1, store=Store())) == [
+        "loose",
+        {"type": "text", "text": BIG},
+    ]
+    store = Store()
+    two = [{"type": "text", "text": "a" * 300}, {"type": "text", "text": "b" * 300}, {"type": "text"}]
+    bounded = asyncio.run(bound_content(two, "c", max_bytes=200, store=store))
+    assert store.kept == {"c": "a" * 300 + "b" * 300 + "undefined"}
+    assert bounded == [
+        {
+            "type": "text",
+            "text": "a" * 51 + "b" * 41 + "undefined\n\n"
+            "(Omitted 508 bytes. Full formatted result stored at: /spill/c.txt. Use the read tool to view it.)",
+        }
+    ]
+
+
+def test_preview_cuts_at_character_boundaries() -> None:
+    content = [{"type": "text", "text": "é" * 300}]
     bounded = asyncio.run(bound_content(content, "c", max_bytes=200, store=lambda c, t: "/s"))
     assert "\ufffd" not in bounded[0]["text"] and len(bounded[0]["text"].encode()) <= 200
-    assert bounded[0]["text"].startswith("é" * 26 + "\n…\n" + "é" * 26 + "\n\n(Omitted 496 bytes.")
-    assert bounded[1] == content[1]
-    assert asyncio.run(bound_content([{"type": "image"}], "c", max_bytes=1, store=lambda c, t: "/s")) == [
-        {"type": "image"}
+    assert bounded == [
+        {
+            "type": "text",
+            "text": "é" * 55
+            + "\n\n(Omitted 490 bytes. Full formatted result stored at: /s. Use the read tool to view it.)",
+        }
     ]
 
 
@@ -223,10 +271,9 @@ def test_bytes_are_counted_as_text_encoder_counts_them(tmp_path: Path) -> None:
     """renderers.md 0.6 / A.2: a lone surrogate is U+FFFD, three bytes, in the count, the preview and the file."""
     content = [{"type": "text", "text": "\ud800" * 100}]
     bounded = asyncio.run(bound_content(content, "c", max_bytes=200, store=lambda c, t: "/s"))
-    head, _, rest = bounded[0]["text"].partition("\n…\n")
-    tail, _, notice = rest.partition("\n\n")
-    assert set(head + tail) == {"\ufffd"} and len(bounded[0]["text"].encode()) <= 200
-    omitted = 300 - 3 * len(head + tail)
+    preview, _, notice = bounded[0]["text"].partition("\n\n")
+    assert set(preview) == {"\ufffd"} and len(bounded[0]["text"].encode()) <= 200
+    omitted = 300 - 3 * len(preview)
     assert notice == f"(Omitted {omitted} bytes. Full formatted result stored at: /s. Use the read tool to view it.)"
     directory_store(tmp_path)("c", "\ud800")
     assert (tmp_path / "c.txt").read_text("utf-8") == "\ufffd"
@@ -272,9 +319,30 @@ def test_code_dispatch_log_copy_is_bounded_separately() -> None:
     expected = asyncio.run(bound_content([{"type": "text", "text": BIG}], "c1:code:1", max_bytes=200, store=Store()))
     assert events[1]["content"] == expected
     assert expected[0]["text"].endswith(
-        "(Omitted 913 bytes. Full formatted result stored at: /spill/c1:code:1.txt. Use the read tool to view it.)"
+        "(Omitted 908 bytes. Full formatted result stored at: /spill/c1:code:1.txt. Use the read tool to view it.)"
     )
     assert received == [BIG] and text_of(results[0]) == BIG
+
+
+def test_no_log_copy_is_bounded_for_an_outer_call_without_an_agent() -> None:
+    """code-mode.ts `settle`: without an agent there is no dispatch event, so its log listeners never run and
+    nothing is stored."""
+    store = Store()
+
+    async def program(tools: Tools) -> Any:
+        return await tools.big({})
+
+    registry = Registry()
+    registry.register(big_tool())
+    mode = CodeMode(registry, events=lambda event_type, data: None)
+    install_dispatch_log_spill(mode, max_bytes=200, store=store)
+
+    async def body(args: Any, run: ToolExecution) -> Any:
+        return (await mode.run(run, program)).result
+
+    registry.register(raw_tool("prog", body))
+    assert execute(registry, "prog", agent=None).value == BIG  # type: ignore[union-attr]
+    assert store.kept == {}
 
 
 # --- 12.2 around the spill (the core finalizeContent rules are pinned in test_pipeline) ---------------------

@@ -265,12 +265,13 @@ class _Run:
         sub = SubCall(
             identity["rootCallId"], identity["parentCallId"], identity["subCallId"], identity["name"], arguments, result
         )
-        content = await self.mode._dispatch_log_content(sub)
-        await self.mode._emit(
-            outer,
-            "tool/code-dispatch",
-            {**identity, "arguments": snapshot_json(arguments), "isError": result.is_error, "content": content},
-        )
+        if outer.agent is not None:  # the log copy exists (and its listeners run) only when the event is logged
+            content = await self.mode._dispatch_log_content(sub)
+            await self.mode._emit(
+                outer,
+                "tool/code-dispatch",
+                {**identity, "arguments": snapshot_json(arguments), "isError": result.is_error, "content": content},
+            )
         if self.over is not None:
             return _Outcome(error=self._over_message(identity["name"], "result discarded"))
         if isinstance(result, ToolSuccess) and _has_image(result.content):

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from toolcontract.decisions import Accept, as_post_execute_decision
+from toolcontract.errors import error_message, is_interrupt
 from toolcontract.jsonvalue import JsonValue, is_lossless_json, plain_str
 from toolcontract.registry import Registry, settle
-from toolcontract.renderers._ecma import retain_text_head, retain_text_tail, utf8, utf8_length
+from toolcontract.renderers._ecma import js_string, retain_text_head, retain_text_tail, utf8, utf8_length
 from toolcontract.result import ABSENT, ToolResult
 
 if TYPE_CHECKING:
@@ -31,9 +33,10 @@ __all__ = [
 SpillStore: TypeAlias = Callable[[str, str], Any]
 """``store(call_id, text) -> locator | None`` (plain or ``async``): keeps the full text; ``None`` if it could not."""
 
+logger = logging.getLogger("toolcontract")
+
 DEFAULT_HINT: Final = "Use the read tool to view it."
 READ_TOOL: Final = "read"
-_JOINER: Final = "\n…\n"
 
 
 def directory_store(directory: str | Path) -> SpillStore:
@@ -50,16 +53,21 @@ def directory_store(directory: str | Path) -> SpillStore:
     return store
 
 
-def _text_of(content: Any) -> str | None:
-    """The text blocks of ``content`` joined by newlines, or ``None`` when it has no text block."""
+def _plain_text(content: Any) -> str | None:
+    """All-text content as one string, its blocks' texts joined with nothing between them; ``None`` when a
+    block is not a text block (the policy bounds plain-text results only).
+
+    A text block's ``text`` is read as string concatenation reads it (``String()``; a missing one is
+    ``undefined``), so the policy is total over the contract's unchecked block shapes.
+    """
     if not isinstance(content, list):
         return None
-    texts = [
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    return "\n".join(texts) if texts else None
+    texts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "text" or type(block.get("type")) is not str:
+            return None
+        texts.append(js_string(block["text"]) if "text" in block else "undefined")
+    return "".join(texts)
 
 
 def _notice(omitted: int, locator: str, hint: str) -> str:
@@ -69,37 +77,42 @@ def _notice(omitted: int, locator: str, hint: str) -> str:
 async def bound_content(
     content: Any, call_id: str, *, max_bytes: int, store: SpillStore, hint: str = DEFAULT_HINT
 ) -> Any:
-    """``content`` with its text bounded to ``max_bytes`` UTF-8 bytes, or ``content`` itself when it fits.
+    """``content`` bounded to ``max_bytes`` UTF-8 bytes, or ``content`` itself when it fits or is not plain text.
 
     Bytes are counted as ``TextEncoder`` counts them (a lone surrogate is U+FFFD, three bytes), and the head and
     tail are cut back to whole characters, as the output-retention primitives do.
 
-    An oversized text is stored whole and replaced by a head/tail preview, ``\\n\\n`` and the notice
-    ``(Omitted <n> bytes. Full formatted result stored at: <locator>. <hint>)``; other blocks are kept after it.
-    The content is kept unchanged when the notice alone would not fit or the store could not keep the text.
+    An oversized plain text is stored whole, then replaced by one text block: a head/tail preview (the two ends
+    joined with nothing between them, the budget split ceil/floor between them), ``\\n\\n`` and the notice
+    ``(Omitted <n> bytes. Full formatted result stored at: <locator>. <hint>)``, or the notice alone when the
+    budget leaves no preview. The budget is ``max_bytes`` less the notice priced at the whole size and the two
+    joining bytes. The content is kept unchanged when the store failed or could not keep the text, or when the
+    replacement would not fit.
     """
-    text = _text_of(content)
+    text = _plain_text(content)
     if text is None:
         return content
     size = utf8_length(text)
     if size <= max_bytes:
         return content
-    worst_case = utf8_length(_notice(size, "", hint))
-    budget = max_bytes - worst_case - 2 - utf8_length(_JOINER)
-    if budget < 0:
+    try:
+        locator = plain_str(await settle(store(call_id, text)))
+    except BaseException as thrown:  # a spill is best-effort: a failing store never fails the call
+        if is_interrupt(thrown):
+            raise
+        logger.warning("spill store failed for %s: %s; keeping the inline content", call_id, error_message(thrown))
         return content
-    locator = plain_str(await settle(store(call_id, text)))
     if locator is None:
         return content
-    budget -= utf8_length(locator)
-    if budget < 0:
-        return content
+    budget = max(0, max_bytes - utf8_length(_notice(size, locator, hint)) - 2)
     head = retain_text_head(text, (budget + 1) // 2).text
     tail = retain_text_tail(text, budget // 2).text
-    omitted = size - utf8_length(head) - utf8_length(tail)
-    preview = head + _JOINER + tail
-    others = [block for block in content if not (isinstance(block, dict) and block.get("type") == "text")]
-    return [{"type": "text", "text": preview + "\n\n" + _notice(omitted, locator, hint)}, *others]
+    preview = head + tail
+    notice = _notice(size - utf8_length(head) - utf8_length(tail), locator, hint)
+    replaced = f"{preview}\n\n{notice}" if preview else notice
+    if utf8_length(replaced) > max_bytes:
+        return content
+    return [{"type": "text", "text": replaced}]
 
 
 def tool_owned_spill_applies(
@@ -129,8 +142,9 @@ def install_spill(
 
     It is registered outermost (``prepend``) and delegates first, so every other post-execute projection (a
     tool-owned content replacement included) completes before the bound, whatever the registration order. It
-    leaves the decision unchanged for nested calls, value replacements, decisions that are not an accept, and the
-    ``read`` tool (whose output is how a spilled result is read back).
+    leaves the decision unchanged for nested calls, value replacements, decisions that are not an accept, the
+    ``read`` tool (whose output is how a spilled result is read back), and a call without an agent: a spilled
+    text belongs to the calling agent's session, and a call with an agent is one whose agent owns a session.
     """
     if type(max_bytes) is not int or max_bytes < 1:
         raise ValueError("max_bytes must be a positive integer")
@@ -140,7 +154,7 @@ def install_spill(
         accepted = as_post_execute_decision(decision)  # the kind as the registry will read it
         if type(accepted) is not Accept or accepted.value is not ABSENT:
             return decision
-        if run.parent is not None or run.name == READ_TOOL:
+        if run.parent is not None or run.name == READ_TOOL or run.agent is None:
             return decision
         current = accepted.content if accepted.content is not ABSENT else result.content
         if not is_lossless_json(current):
@@ -156,7 +170,10 @@ def install_spill(
 def install_dispatch_log_spill(
     code_mode: CodeMode, *, max_bytes: int, store: SpillStore, hint: str = DEFAULT_HINT
 ) -> Callable[[], None]:
-    """Bound the ``tool/code-dispatch`` log copy of each sub-call's content the same way; returns a disposer."""
+    """Bound the ``tool/code-dispatch`` log copy of each sub-call's content the same way; returns a disposer.
+
+    The copy exists only for an outer call with an agent, whose session the spilled text then belongs to.
+    """
     if type(max_bytes) is not int or max_bytes < 1:
         raise ValueError("max_bytes must be a positive integer")
 
