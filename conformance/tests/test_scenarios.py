@@ -3,6 +3,8 @@
 A golden (``snapshots/scenarios/<id>.json``) is the reference's transcript of the scenario, byte for byte,
 with no trailing newline (exactly the canonical JSON text an adapter answers). Regenerate one with
 ``pytest conformance/tests/test_scenarios.py --snapshot-update`` and review the diff against the contract.
+A scenario the reference cannot express names another golden source (``"golden": {"source": ...}``): the
+reference skips it, and ``python tools/record_goldens.py`` records its golden from that implementation.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from toolcontract_conformance.adapters.reference import implementation
 from toolcontract_conformance.golden import GoldenFileExtension
+from toolcontract_conformance.golden_source import REFERENCE, golden_source_of
 from toolcontract_conformance.implementation import Ran, Skipped
 from toolcontract_conformance.locations import goldens_dir, scenarios_dir
 from toolcontract_conformance.rules import load_rules, parse_contract
@@ -33,10 +36,12 @@ from toolcontract_conformance.scenario import (
 REPOSITORY = Path(__file__).resolve().parents[2]
 SCENARIOS = load_scenarios()
 IDS = [scenario.id for scenario in SCENARIOS]
+REFERENCE_IDS = [scenario.id for scenario in SCENARIOS if golden_source_of(scenario.data) == REFERENCE]
+RECORDED_IDS = [scenario.id for scenario in SCENARIOS if golden_source_of(scenario.data) != REFERENCE]
 
 CATALOGUE: dict[str, set[str]] = {
     "renderer": {"text", "json", "field", "blocks", "constant", "raise", "exotic", "first-party"},
-    "projector": {"value", "wrap", "constant", "null", "raise", "exotic"},
+    "projector": {"value", "wrap", "constant", "null", "raise", "exotic", "undefined"},
     "body": {"return", "return-arg", "raise", "defer", "conclude", "await-abort", "abort-caller", "program"},
     "finalizer": {"keep", "replace", "truncate", "raise"},
     "pre-execute": {"allow", "deny", "ask", "raise", "abort-caller"},
@@ -65,8 +70,9 @@ CATALOGUE: dict[str, set[str]] = {
     "result-observer": {"raise"},
     "step": {"call", "probe", "persist", "replay", "schemas"},
 }
-"""Every behaviour and hook action of the format, by where it appears. The projector ``undefined`` is left out:
-it returns JavaScript's ``undefined``, which the reference (Python) cannot express, so it has no golden."""
+"""Every behaviour and hook action of the format, by where it appears. The projector ``undefined`` returns
+JavaScript's ``undefined``, which the reference (Python) cannot express: only scenarios whose golden is recorded
+from the original use it."""
 
 
 @cache
@@ -83,7 +89,7 @@ def _transcript(scenario_id: str) -> str:
     return outcome.transcript
 
 
-@pytest.mark.parametrize("scenario_id", IDS)
+@pytest.mark.parametrize("scenario_id", REFERENCE_IDS)
 def test_reference_transcript_is_the_golden(scenario_id: str, snapshot: SnapshotAssertion) -> None:
     golden = snapshot.use_extension(GoldenFileExtension)
     assert golden(name=f"scenarios/{scenario_id}.json") == _transcript(scenario_id).encode("utf-8")
@@ -92,9 +98,48 @@ def test_reference_transcript_is_the_golden(scenario_id: str, snapshot: Snapshot
 TRANSCRIPT_VALIDATOR = jsonschema.Draft202012Validator(transcript_schema())
 
 
-@pytest.mark.parametrize("scenario_id", IDS)
+@pytest.mark.parametrize("scenario_id", REFERENCE_IDS)
 def test_transcript_matches_its_schema(scenario_id: str) -> None:
     TRANSCRIPT_VALIDATOR.validate(json.loads(_transcript(scenario_id)))
+
+
+@pytest.mark.parametrize("scenario_id", RECORDED_IDS)
+def test_a_recorded_golden_exists_and_the_reference_skips_its_scenario(scenario_id: str) -> None:
+    """A scenario whose golden comes from the original has that golden, and the reference cannot express it."""
+    path = goldens_dir() / f"{scenario_id}.json"
+    assert path.is_file(), f"no golden: record it with python tools/record_goldens.py {scenario_id}"
+    golden = path.read_bytes()
+    assert not golden.endswith(b"\n")
+    transcript = json.loads(golden.decode("utf-8"))
+    TRANSCRIPT_VALIDATOR.validate(transcript)
+    assert transcript["scenario"] == scenario_id
+    outcome = _outcome(scenario_id)
+    assert isinstance(outcome, Skipped), f"the reference runs {scenario_id}: its golden is the reference's"
+    assert outcome.message.startswith("not expressible: ")
+
+
+def test_the_javascript_only_scenarios_have_goldens_from_the_original() -> None:
+    assert len(RECORDED_IDS) >= 6
+    assert {golden_source_of(s.data) for s in SCENARIOS if s.id in RECORDED_IDS} == {"typescript-dsh-tools"}
+    assert all(scenario_id.startswith("js-") for scenario_id in RECORDED_IDS)
+
+
+def test_the_golden_key_names_a_source_and_a_reason() -> None:
+    data = json.loads((scenarios_dir() / f"{REFERENCE_IDS[0]}.json").read_text("utf-8"))
+    assert golden_source_of(data) == REFERENCE
+    marked = scenario_from_data({**data, "golden": {"source": "typescript-dsh-tools", "reason": "undefined"}})
+    assert golden_source_of(marked.data) == "typescript-dsh-tools"
+    refused: list[Any] = [
+        {"source": "typescript-dsh-tools"},
+        {"source": "elsewhere", "reason": "r"},
+        {"source": "typescript-dsh-tools", "reason": ""},
+        {"source": "typescript-dsh-tools", "reason": "r", "when": "now"},
+        "typescript-dsh-tools",
+    ]
+    for golden in refused:
+        with pytest.raises(ScenarioError) as raised:
+            scenario_from_data({**data, "golden": golden})
+        assert raised.value.json_path.startswith("$.golden"), raised.value
 
 
 def test_every_golden_has_its_scenario() -> None:
@@ -153,8 +198,8 @@ def test_every_catalogue_behaviour_and_hook_action_is_used() -> None:
     assert not missing, f"behaviours no scenario uses: {missing}"
 
 
-def test_reference_runs_every_scenario() -> None:
-    declined = {s.id: outcome.message for s in SCENARIOS if isinstance(outcome := _outcome(s.id), Skipped)}
+def test_reference_runs_every_scenario_whose_golden_is_its_own() -> None:
+    declined = {id_: outcome.message for id_ in REFERENCE_IDS if isinstance(outcome := _outcome(id_), Skipped)}
     assert not declined
 
 
