@@ -491,7 +491,8 @@ def test_hostile_arguments_are_not_lossless_json(hostile: Callable[[], Any]) -> 
 def test_hostile_values_through_a_validating_schema(hostile: Callable[[], Any]) -> None:
     """The fused walk (generated once a tool has seen enough data) declines them just the same."""
     registry = Registry()
-    registry.register(raw_tool("t", lambda args, run: {"v": hostile()}, schema={"type": "object"}))
+    body = lambda args, run: {"v": hostile() if run.call_id == "c1" else 1}  # noqa: E731
+    registry.register(raw_tool("t", body, schema={"type": "object"}))
     for _ in range(80):  # past the fused normalizer's threshold
         call(registry, "t", call_id="warm-up")
     failed(call(registry, "t"), VALUE_NOT_LOSSLESS)

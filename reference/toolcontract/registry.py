@@ -129,7 +129,9 @@ class _CallState:
 
     ``owned`` holds the result objects built for this call's token (digest 7.1): only those are trusted as is.
     ``sealed`` holds results whose every part is already a frozen snapshot, so finishing them copies nothing.
-    Both live only as long as the call, and only the registry can reach them.
+    Membership is an identity test (``in`` would ask a foreign object's ``__eq__`` whether it is ours); the
+    object asked about is nearly always the last one added, so that one is compared first. Both live only as
+    long as the call, and only the registry can reach them.
     """
 
     __slots__ = ("body_invoked", "caller_signal", "finalizer", "owned", "sealed")
@@ -142,22 +144,25 @@ class _CallState:
         self.sealed: list[ToolResult] = []
 
     def owns(self, result: object) -> bool:
-        # identity only: ``in`` would ask a foreign object's __eq__ whether it is ours
-        for owned in self.owned:  # noqa: SIM110
-            if owned is result:
-                return True
-        return False
+        return _holds(self.owned, result)
 
     def is_sealed(self, result: object) -> bool:
-        for sealed in self.sealed:  # noqa: SIM110
-            if sealed is result:
-                return True
-        return False
+        return _holds(self.sealed, result)
 
     @property
     def caller_cancelled(self) -> bool:
         signal = self.caller_signal
         return signal is not None and signal.aborted
+
+
+def _holds(results: list[ToolResult], result: object) -> bool:
+    """Whether ``result`` is one of ``results`` (by identity, the last one first)."""
+    if results and results[-1] is result:
+        return True
+    for held in results:  # noqa: SIM110 - a plain loop: any() over a generator costs more here
+        if held is result:
+            return True
+    return False
 
 
 async def _waterfall(
@@ -470,7 +475,19 @@ class Registry:
         (:func:`~toolcontract.errors.is_interrupt`), which propagates. A malformed ``call`` (the caller's own
         input) is a ``TypeError``.
         """
-        call_id, name, root_call_id, parent, caller_signal, agent = _call_identity(call)
+        if type(call) is Call:  # the common case, checked inline: the checked fields read directly
+            call_id, name, root, caller_signal = call.call_id, call.name, call.root_call_id, call.signal
+            parent, agent = call.parent, call.agent
+            if (
+                type(call_id) is not str
+                or type(name) is not str
+                or (root is not None and type(root) is not str)
+                or (caller_signal is not None and type(caller_signal) is not AbortSignal)
+            ):
+                call_id, name, root, parent, caller_signal, agent = _call_identity(call)
+            root_call_id = call_id if root is None else root
+        else:
+            call_id, name, root_call_id, parent, caller_signal, agent = _call_identity(call)
         token = DispatchToken()
         run = ToolExecution(token, call_id, root_call_id, name, agent, parent, caller_signal)
         visible = self._tools.get(name)
@@ -503,7 +520,8 @@ class Registry:
                 if self._pre_execute
                 else _ALLOW
             )
-            chosen = as_pre_execute_decision(decision)
+            kind = type(decision)
+            chosen = decision if kind is Allow or kind is Deny or kind is Ask else as_pre_execute_decision(decision)
             if chosen is None:
                 raise TypeError(f"tools/pre-execute returned {_class_name(type(decision))}, not a decision")
             approval_cancelled = False
@@ -584,7 +602,8 @@ class Registry:
                 entry = self._resolve(run.name)
                 state.body_invoked = True
                 produced = entry.execute(run._arguments, run)
-                if is_awaitable(produced):
+                kind = type(produced)
+                if kind is CoroutineType or (kind is not dict and kind is not str and is_awaitable(produced)):
                     produced = await produced
                 result = self._create_success(run, state, entry, produced)
                 if fused.aborted:
@@ -655,7 +674,8 @@ class Registry:
         foreign and is read through the result class's own fields): nothing the object says of itself decides.
         """
         kind = type(result)
-        if (kind is ToolSuccess or kind is ToolFailure) and state.owns(result):
+        owned = state.owned
+        if (kind is ToolSuccess or kind is ToolFailure) and ((owned and owned[-1] is result) or state.owns(result)):
             trusted: ToolResult = result
             return trusted
         if issubclass(kind, ToolFailure):
@@ -689,7 +709,8 @@ class Registry:
             decision = await _waterfall(
                 self._post_execute, lambda listener, nxt: listener(run, result, nxt), lambda: _ACCEPT
             )
-            chosen = as_post_execute_decision(decision)
+            kind = type(decision)
+            chosen = decision if kind is Accept or kind is Block else as_post_execute_decision(decision)
             updated: ToolResult
             if type(chosen) is Block:
                 updated = _blocked(chosen)
@@ -753,7 +774,8 @@ class Registry:
         becomes the registry's own :class:`ToolError` of a ``str`` message and an info of ``str`` fields, or the
         result is not materializable at all.
         """
-        if state.is_sealed(candidate):
+        sealed = state.sealed
+        if (sealed and sealed[-1] is candidate) or state.is_sealed(candidate):
             return candidate
         try:
             content = snapshot_json(candidate.content)
