@@ -581,6 +581,37 @@ def test_a_renderer_returning_a_coroutine_is_not_awaited() -> None:
     assert ran == []
 
 
+def _started_coroutine_raising_on_close() -> Any:
+    """A coroutine suspended inside a ``finally`` that raises when the coroutine is closed."""
+
+    async def body() -> None:
+        try:
+            await asyncio.sleep(0)
+        finally:
+            raise Boom("raised on close")
+
+    coroutine = body()
+    coroutine.send(None)  # suspended at the sleep
+    return coroutine
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_renderer_returning_a_coroutine_that_raises_on_close() -> None:
+    """The registry never closes what it refuses: the coroutine's raise on close can only be unraisable."""
+    kept: list[Any] = []
+
+    def render(args: Any, value: Any) -> Any:
+        kept.append(_started_coroutine_raising_on_close())
+        return kept[-1]
+
+    registry = Registry()
+    registry.register(raw_tool("t", lambda a, r: 1, output=Output({}, render)))
+    failed(call(registry, "t"), invalid_output("output.render returned non-lossless JSON"))
+    with pytest.raises(Boom):  # closing it is what raises, and only the holder does that
+        kept.pop().close()
+
+
 @pytest.mark.parametrize(("error", "message"), HOSTILE_RAISES)
 def test_a_renderer_raising_a_hostile_error(error: Callable[[], BaseException], message: str) -> None:
     registry = Registry()

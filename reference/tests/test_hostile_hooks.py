@@ -296,6 +296,17 @@ def test_a_guard_raising(error: Callable[[], BaseException], message: str) -> No
     failed(call(registry, "t"), ToolError(message))
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_guard_returning_a_coroutine_someone_else_started() -> None:
+    """Awaiting a coroutine already suspended elsewhere raises (Python's own error): the guard's final failure. Its
+    ``finally``, which raises on close, never reaches the caller."""
+    from test_hostile import _started_coroutine_raising_on_close
+
+    registry = registry_with_t()
+    registry.add_guard(lambda run: _started_coroutine_raising_on_close())
+    failed(call(registry, "t"), ToolError("coroutine is being awaited already"))
+
+
 # --- approval ------------------------------------------------------------------------------------------
 
 APPROVALS = [
