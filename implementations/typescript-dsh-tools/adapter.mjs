@@ -539,7 +539,6 @@ class ScenarioRun {
     this.agents = new Map() // agent name -> the Agent object passed as the call's agent
     this.disposers = new Map() // tool name -> disposer of its last registration
     this.fixtures = new Map() // tool name -> the fixture behind it
-    this.callNames = new Map() // a scenario's tool name -> the name the original registered it under
     this.spilled = new Map() // locator -> spilled text
     this.messageIds = new Map() // generated message id -> "<callId>:result"
     this.logs = new Map() // persist step id -> the persisted Session
@@ -890,10 +889,9 @@ class ScenarioRun {
       return
     }
     const added = this.ctx.tools.schemas().map(schema => schema.name).filter(name => !before.has(name))
+    // the bridge registers each fixture as `mcp__fixture__<key or name>`, the name a call step gives
     added.forEach((publicName, index) => {
       const [key, spec] = fixtures[index]
-      const name = spec.name ?? key
-      this.callNames.set(name, publicName)
       this.fixtures.set(publicName, spec)
       if (spec.registerError === true) registrations[key] = { registered: true }
       // the bridge's execute stage is the fixture's body: counted on the definition the bridge registered
@@ -1145,7 +1143,7 @@ class ScenarioRun {
     if (step.abort === 'before') controller.abort('aborted before the call')
     const result = await this.ctx.tools.execute({
       callId,
-      name: this.callNames.get(spec.name) ?? spec.name,
+      name: spec.name,
       arguments: materialize(spec.arguments),
       signal: controller.signal,
       ...spec.agent !== undefined ? { agent: this.agent(spec.agent) } : {},

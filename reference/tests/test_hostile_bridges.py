@@ -286,11 +286,14 @@ def mcp_call(response: Callable[[], Any], **spec: Any) -> Any:
         return response()
 
     registry = Registry()
-    registry.register(mcp_tool({"name": "t", **spec}, server))
-    return call(registry, "t")
+    registry.register(mcp_tool({"name": "t", **spec}, server, server_name="s"))
+    return call(registry, "mcp__s__t")
 
 
 NON_OBJECT = ToolError('MCP tool "t" returned a non-object result')
+MCP_NOT_LOSSLESS = ToolError(
+    'tool "mcp__s__t" returned invalid output: value is not lossless JSON', VALUE_NOT_LOSSLESS.info
+)
 
 MCP_FAILURES = [
     pytest.param(lambda: Explosive(), NON_OBJECT, id="explosive"),
@@ -299,11 +302,11 @@ MCP_FAILURES = [
     pytest.param(lambda: GetattributeRaises(), NON_OBJECT, id="getattribute-raises"),
     pytest.param(lambda: [{"content": []}], NON_OBJECT, id="a-list"),
     pytest.param(lambda: RaisingAwaitable(), ToolError("__await__"), id="raising-awaitable"),
-    pytest.param(lambda: {"content": [Explosive()]}, VALUE_NOT_LOSSLESS, id="block-explosive"),
-    pytest.param(lambda: {"content": [{"type": HostileStr("text"), "text": "x"}]}, VALUE_NOT_LOSSLESS, id="type-sub"),
-    pytest.param(lambda: {"content": [{1: "x"}]}, VALUE_NOT_LOSSLESS, id="block-int-key"),
-    pytest.param(lambda: {"content": LyingList([])}, VALUE_NOT_LOSSLESS, id="content-list-subclass"),
-    pytest.param(lambda: {"content": [], "structuredContent": ClassRaises()}, VALUE_NOT_LOSSLESS, id="structured-bomb"),
+    pytest.param(lambda: {"content": [Explosive()]}, MCP_NOT_LOSSLESS, id="block-explosive"),
+    pytest.param(lambda: {"content": [{"type": HostileStr("text"), "text": "x"}]}, MCP_NOT_LOSSLESS, id="type-sub"),
+    pytest.param(lambda: {"content": [{1: "x"}]}, MCP_NOT_LOSSLESS, id="block-int-key"),
+    pytest.param(lambda: {"content": LyingList([])}, MCP_NOT_LOSSLESS, id="content-list-subclass"),
+    pytest.param(lambda: {"content": [], "structuredContent": ClassRaises()}, MCP_NOT_LOSSLESS, id="structured-bomb"),
     pytest.param(
         lambda: {
             "content": [LyingDict({"type": "text", "text": "no"}), {"type": "text", "text": "kept"}],

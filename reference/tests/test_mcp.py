@@ -10,7 +10,7 @@ import pytest
 
 from conftest import plain
 from toolcontract import ABSENT, Accept, Call, Registry, ToolResult, canonical_json
-from toolcontract.mcp import extract_text, mcp_output_schema, mcp_tool, register_mcp_tools
+from toolcontract.mcp import extract_text, mcp_output_schema, mcp_tool, public_tool_name, register_mcp_tools
 from toolcontract.result import ToolError
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
@@ -28,15 +28,17 @@ class Server:
         return self.results[name]
 
 
-def bridge(spec: dict[str, Any], result: Any, **options: Any) -> tuple[Registry, Server]:
+def bridge(spec: dict[str, Any], result: Any, *, server_name: str = "srv") -> tuple[Registry, Server]:
+    """A registry holding one tool of the server ``srv`` (registered as ``mcp__srv__<raw name>``)."""
     server = Server(**{spec["name"]: result})
     registry = Registry()
-    registry.register(mcp_tool(spec, server, **options))
+    registry.register(mcp_tool(spec, server, server_name=server_name))
     return registry, server
 
 
-def execute(registry: Registry, name: str, arguments: Any = None, **fields: Any) -> ToolResult:
-    call = Call("c1", name, {} if arguments is None else arguments, **fields)
+def execute(registry: Registry, raw_name: str, arguments: Any = None, **fields: Any) -> ToolResult:
+    """Call the tool of the server ``srv`` whose raw name is ``raw_name``."""
+    call = Call("c1", f"mcp__srv__{raw_name}", {} if arguments is None else arguments, **fields)
     return asyncio.run(registry.execute(call))
 
 
@@ -106,7 +108,7 @@ def test_missing_structured_content_is_invalid_output() -> None:
     registry, _ = bridge({"name": "calc", "outputSchema": ANSWER}, {"content": []})
     result = execute(registry, "calc")
     assert result.error == ToolError(  # type: ignore[union-attr]
-        'tool "calc" returned invalid output: missing required property "value.structuredContent"',
+        'tool "mcp__srv__calc" returned invalid output: missing required property "value.structuredContent"',
         result.error.info,  # type: ignore[union-attr]
     )
     assert result.error.info.code == "INVALID_TOOL_OUTPUT"  # type: ignore[union-attr]
@@ -119,7 +121,7 @@ def test_structured_content_mismatch_is_invalid_output() -> None:
         {"name": "calc", "outputSchema": ANSWER}, {"content": [], "structuredContent": {"answer": "x"}}
     )
     assert execute(registry, "calc").error.message == (  # type: ignore[union-attr]
-        'tool "calc" returned invalid output: "value.structuredContent.answer" must be a number'
+        'tool "mcp__srv__calc" returned invalid output: "value.structuredContent.answer" must be a number'
     )
     good, _ = bridge({"name": "calc", "outputSchema": ANSWER}, {"content": [], "structuredContent": {"answer": 4}})
     assert plain(execute(good, "calc").value) == {"content": [], "structuredContent": {"answer": 4}}  # type: ignore[union-attr]
@@ -138,7 +140,7 @@ def test_advertised_schema_is_not_checked_for_object_rootedness() -> None:
     """digest 11.2: a scalar-rooted advertised schema is used (and enforced) as is."""
     registry, _ = bridge({"name": "n", "outputSchema": {"type": "string"}}, {"content": [], "structuredContent": 3})
     assert execute(registry, "n").error.message == (  # type: ignore[union-attr]
-        'tool "n" returned invalid output: "value.structuredContent" must be a string'
+        'tool "mcp__srv__n" returned invalid output: "value.structuredContent" must be a string'
     )
 
 
@@ -149,7 +151,7 @@ def test_input_schema_becomes_parameters_unvalidated() -> None:
     """digest 11.3: inputSchema is the raw parameters; the registry does not validate arguments against it."""
     schema = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
     registry, server = bridge({"name": "t", "inputSchema": schema, "description": "d"}, {"content": []})
-    assert registry.schemas() == [{"name": "t", "description": "d", "parameters": schema}]
+    assert registry.schemas() == [{"name": "mcp__srv__t", "description": "d", "parameters": schema}]
     assert not execute(registry, "t", {"n": "not a number"}).is_error
     assert server.calls == [("t", {"n": "not a number"})]
 
@@ -158,7 +160,7 @@ def test_input_schema_becomes_parameters_unvalidated() -> None:
 def test_non_object_arguments_are_sent_as_an_empty_object(arguments: Any) -> None:
     """digest 11.3: a non-object argument value is sent as {}."""
     registry, server = bridge({"name": "t"}, {"content": []})
-    asyncio.run(registry.execute(Call("c1", "t", arguments)))
+    asyncio.run(registry.execute(Call("c1", "mcp__srv__t", arguments)))
     assert server.calls == [("t", {})]
 
 
@@ -209,10 +211,8 @@ def test_only_a_true_is_error_is_a_failure(flag: Any) -> None:
 
 def test_task_only_tools_are_refused_without_calling_the_server() -> None:
     """digest 11.4: `Tool "<raw>" requires task-based execution, which this bridge does not support`."""
-    registry, server = bridge(
-        {"name": "slow", "execution": {"taskSupport": "required"}}, {"content": []}, name="mcp_slow"
-    )
-    result = execute(registry, "mcp_slow")
+    registry, server = bridge({"name": "slow", "execution": {"taskSupport": "required"}}, {"content": []})
+    result = execute(registry, "slow")
     assert result.error == ToolError(  # type: ignore[union-attr]
         'Tool "slow" requires task-based execution, which this bridge does not support'
     )
@@ -312,8 +312,8 @@ def test_an_image_alone_is_projected() -> None:
 
 def test_render_uses_the_raw_name() -> None:
     """digest 11.6: rendering is [{type:'text', text: extractText(value.content, rawName)}]."""
-    registry, _ = bridge({"name": "raw"}, {"content": []}, name="server__raw")
-    assert plain(execute(registry, "server__raw").content) == [
+    registry, _ = bridge({"name": "raw"}, {"content": []}, server_name="server")
+    assert plain(asyncio.run(registry.execute(Call("c1", "mcp__server__raw", {}))).content) == [
         {"type": "text", "text": "(raw returned no model-visible content)"}
     ]
 
@@ -400,32 +400,58 @@ async def _fail_after(nxt: Any) -> Any:
     raise RuntimeError("wrapped")
 
 
-def test_register_mcp_tools_with_a_prefix_and_one_disposer() -> None:
-    """A whole server: every tool registered as prefix + raw name; one disposer removes them all."""
+def test_register_mcp_tools_under_public_names_with_one_disposer() -> None:
+    """A whole server: every tool registered as `mcp__<server>__<raw>`; one disposer removes them all."""
     server = Server(a={"content": [{"type": "text", "text": "A"}]}, b={"content": []})
     registry = Registry()
-    dispose = register_mcp_tools(registry, [{"name": "a"}, {"name": "b"}], server, prefix="srv__")
-    assert registry.has("srv__a") and registry.has("srv__b")
-    assert text_of(execute(registry, "srv__a")) == "A"
+    dispose = register_mcp_tools(registry, [{"name": "a"}, {"name": "b"}], server, server_name="srv")
+    assert registry.has("mcp__srv__a") and registry.has("mcp__srv__b")
+    assert text_of(execute(registry, "a")) == "A"
+    assert server.calls == [("a", {})]  # the server is called with the raw name
     dispose()
-    assert not registry.has("srv__a") and not registry.has("srv__b")
+    assert not registry.has("mcp__srv__a") and not registry.has("mcp__srv__b")
 
 
-def test_register_mcp_tools_rolls_back_on_a_duplicate() -> None:
+def test_a_tool_listed_twice_invalidates_the_list() -> None:
+    """tools.ts `syncTools`: a duplicate is refused before anything is registered."""
     registry = Registry()
-    server = Server()
     with pytest.raises(ValueError) as caught:
-        register_mcp_tools(registry, [{"name": "a"}, {"name": "a"}], server)
-    assert str(caught.value) == (
-        'tool "a" is already registered (for a per-agent variant, register through that agent\'s `agent.ctx` instead)'
-    )
-    assert not registry.has("a")
+        register_mcp_tools(registry, [{"name": "b"}, {"name": "a"}, {"name": "a"}], Server(), server_name="srv")
+    assert str(caught.value) == 'mcp-client(srv): server listed tool "a" more than once — invalid tool list'
+    assert not registry.has("mcp__srv__b")
+
+
+def test_a_registration_failure_rolls_the_others_back() -> None:
+    registry = Registry()
+    registry.register(mcp_tool({"name": "b"}, Server(), server_name="srv"))
+    with pytest.raises(ValueError, match="is already registered"):
+        register_mcp_tools(registry, [{"name": "a"}, {"name": "b"}], Server(), server_name="srv")
+    assert not registry.has("mcp__srv__a")
+
+
+@pytest.mark.parametrize(
+    ("server_name", "raw_name", "public"),
+    [
+        ("fixture", "t", "mcp__fixture__t"),
+        ("fixture", "x" * 50, "mcp__fixture__" + "x" * 50),
+        ("fixture", "read.me", "mcp__fixture__read_me_349c83b79e05"),
+        ("fixture", "x" * 51, "mcp__fixture__" + "x" * 37 + "_563ce0d166ec"),
+        ("fixture", "x" * 60, "mcp__fixture__" + "x" * 37 + "_5ed4c21731ea"),
+        ("srv", "é\U0001f600\ud800z", "mcp__srv______z_6f623a3929b2"),
+        ("a b", "c/d", "mcp__a_b__c_d_8abe183a7211"),
+    ],
+)
+def test_public_tool_name(server_name: str, raw_name: str, public: str) -> None:
+    """tools.ts `publicToolName` (values recorded from Node): `mcp__<server>__<raw>` when it is at most 64
+    characters of [A-Za-z0-9_-]; otherwise each other UTF-16 code unit becomes `_`, and the name is cut to 51
+    characters plus `_` and 12 hex digits of SHA-256(`<server>\\0<raw>`)."""
+    assert public_tool_name(server_name, raw_name) == public
 
 
 def test_a_non_json_block_type_is_the_registrys_lossless_failure() -> None:
     """digest 11.1 / 3.7: blocks are kept as received, so a non-JSON one fails the value snapshot, not the bridge."""
     server = Server(calc={"content": [{"type": float("nan"), "data": "x"}]})
     registry = Registry()
-    registry.register(mcp_tool({"name": "calc"}, server))
+    registry.register(mcp_tool({"name": "calc"}, server, server_name="srv"))
     result = execute(registry, "calc")
-    assert result.error.message == 'tool "calc" returned invalid output: value is not lossless JSON'  # type: ignore[union-attr]
+    assert result.error.message == 'tool "mcp__srv__calc" returned invalid output: value is not lossless JSON'  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -15,7 +16,7 @@ from toolcontract.errors import JsonSchemaError
 from toolcontract.frozen import FrozenDict
 from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, is_lossless_json, snapshot_json, thaw
 from toolcontract.registry import is_awaitable
-from toolcontract.renderers._ecma import js_string
+from toolcontract.renderers._ecma import js_string, utf8
 from toolcontract.result import DispatchToken, ToolResult, ToolSuccess
 from toolcontract.schema import assert_supported_schema
 
@@ -30,6 +31,7 @@ __all__ = [
     "extract_text",
     "mcp_output_schema",
     "mcp_tool",
+    "public_tool_name",
     "register_mcp_tools",
 ]
 
@@ -42,6 +44,9 @@ A tool is given as plain data: ``name``, ``inputSchema``, and optionally ``outpu
 IMAGE_MEDIA_TYPES: Final = ("image/png", "image/jpeg", "image/webp", "image/gif")
 """The media types an MCP image block may carry to reach the model."""
 
+_MAX_PUBLIC_NAME_LENGTH: Final = 64
+_VALID_NAME: Final = re.compile(r"[A-Za-z0-9_-]*")
+_HASH_LENGTH: Final = 12
 _CANONICAL_BASE64: Final = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _NOT_ADMITTED: Final = "this result was not admitted to durable model context"
 _NO_STORE: Final = "no attachment store is mounted"
@@ -55,6 +60,23 @@ _ImageProjector: TypeAlias = Callable[[Mapping[str, Any], int], dict[str, Any]]
 
 class McpToolError(Exception):
     """A failure the bridge raises for a tool (``isError``, task-only tools); it carries no ``info``."""
+
+
+def public_tool_name(server_name: str, raw_name: str) -> str:
+    """The registered, model-facing name of the server's tool ``raw_name``: ``mcp__<server>__<raw>``.
+
+    The name is kept to 64 characters of ``[A-Za-z0-9_-]``: when that changes it, each other UTF-16 code unit
+    becomes ``_`` and the name is cut to 51 characters and given ``_`` plus 12 hex digits of the SHA-256 of
+    ``<server>\\0<raw>`` (UTF-8), so that two tools never share a name.
+    """
+    joined = f"mcp__{server_name}__{raw_name}"
+    if _VALID_NAME.fullmatch(joined) is not None and len(joined) <= _MAX_PUBLIC_NAME_LENGTH:
+        return joined
+    normalized = "".join(
+        char if _VALID_NAME.fullmatch(char) else "__" if ord(char) > 0xFFFF else "_" for char in joined
+    )
+    digest = hashlib.sha256(utf8(f"{server_name}\0{raw_name}")).hexdigest()[:_HASH_LENGTH]
+    return f"{normalized[: _MAX_PUBLIC_NAME_LENGTH - _HASH_LENGTH - 1]}_{digest}"
 
 
 def mcp_output_schema(advertised: Any = None) -> dict[str, Any]:
@@ -256,8 +278,9 @@ class _Prepared:
     content: list[dict[str, Any]]
 
 
-def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, name: str | None = None) -> ToolDefinition:
-    """A raw tool definition for one MCP tool; ``name`` overrides the registered name (default: the raw name)."""
+def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, server_name: str) -> ToolDefinition:
+    """A raw tool definition for one MCP tool of the server ``server_name``, named
+    :func:`public_tool_name` of the two; the server is called with the raw name."""
     raw_name = spec["name"]
     if not isinstance(raw_name, str):
         raise TypeError("an MCP tool needs a string name")
@@ -312,7 +335,7 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, name: str | None = N
         return ready.content
 
     return ToolDefinition(
-        name=name if name is not None else raw_name,
+        name=public_tool_name(server_name, raw_name),
         description=spec.get("description", ""),
         parameters=spec.get("inputSchema", {"type": "object"}),
         output=Output(mcp_output_schema(spec.get("outputSchema")), render),
@@ -322,13 +345,25 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, name: str | None = N
 
 
 def register_mcp_tools(
-    registry: Registry, specs: Iterable[Mapping[str, Any]], server: McpServer, *, prefix: str = ""
+    registry: Registry, specs: Iterable[Mapping[str, Any]], server: McpServer, *, server_name: str
 ) -> Callable[[], None]:
-    """Register every tool of a server (named ``prefix + raw name``); returns one disposer for all of them."""
+    """Register every tool of the server ``server_name`` under its public name; returns one disposer for all.
+
+    A tool listed twice makes the whole list invalid, before anything is registered; a registration that fails
+    rolls the others back.
+    """
+    definitions: dict[str, ToolDefinition] = {}
+    for spec in specs:
+        definition = mcp_tool(spec, server, server_name=server_name)
+        if definition.name in definitions:
+            raise ValueError(
+                f'mcp-client({server_name}): server listed tool "{spec["name"]}" more than once — invalid tool list'
+            )
+        definitions[definition.name] = definition
     disposers: list[Callable[[], None]] = []
     try:
-        for spec in specs:
-            disposers.append(registry.register(mcp_tool(spec, server, name=prefix + spec["name"])))
+        for definition in definitions.values():
+            disposers.append(registry.register(definition))
     except BaseException:
         for dispose in reversed(disposers):
             dispose()

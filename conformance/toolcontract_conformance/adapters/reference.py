@@ -56,7 +56,7 @@ from toolcontract import (
 from toolcontract.decisions import ApprovalRequest
 from toolcontract.errors import contract_error_name, error_message
 from toolcontract.jsonvalue import thaw
-from toolcontract.mcp import mcp_tool
+from toolcontract.mcp import mcp_tool, public_tool_name
 from toolcontract.nested import CodeMode, ToolCallError, Tools
 from toolcontract.schema import compile_value_schema
 from toolcontract.session import SessionLog, replay
@@ -86,6 +86,8 @@ CAPABILITIES: Final = (
 """What the reference supports, as the ``start`` handshake announces it."""
 
 _NESTED_CALL_ID: Final = re.compile(r"^(?P<outer>.+):code:[0-9]+$")
+MCP_SERVER: Final = "fixture"
+"""The server every MCP fixture is a tool of: the bridge registers it as ``mcp__fixture__<key or name>``."""
 
 
 # --- the Implementation ------------------------------------------------------------------------------
@@ -321,12 +323,15 @@ class _ScenarioRun:
     def _register_tools(self) -> dict[str, Any]:
         registrations: dict[str, Any] = {}
         for key, spec in self.scenario["tools"].items():
-            name = spec.get("name", key)
+            raw_name = spec.get("name", key)
+            # an MCP fixture is registered under the bridge's public name; its server keeps the raw one
+            name = public_tool_name(MCP_SERVER, raw_name) if "mcp" in spec else raw_name
             self.fixtures.setdefault(name, spec)
             if spec.get("register") is False:
                 continue
             try:
-                self.disposers[name] = self.registry.register(self._definition(name, spec))
+                definition = self._mcp_definition(raw_name, spec) if "mcp" in spec else self._definition(name, spec)
+                self.disposers[name] = self.registry.register(definition)
             except Exception as error:
                 registrations[key] = {"registerError": registration_error_report(error)}
                 continue
@@ -337,8 +342,6 @@ class _ScenarioRun:
 
     def _definition(self, name: str, spec: Mapping[str, Any]) -> ToolDefinition:
         """A fixture tool: ``define_tool`` for DSL ``parameters``, a raw definition for ``rawParameters``."""
-        if "mcp" in spec:
-            return self._mcp_definition(name, spec)
         output_spec = spec.get("output")
         render = self._renderer(output_spec["render"]) if output_spec and "render" in output_spec else None
         projector_spec = output_spec.get("presentationMeta") if output_spec else None
@@ -381,22 +384,23 @@ class _ScenarioRun:
             timeout_ms=timeout_ms,
         )
 
-    def _mcp_definition(self, name: str, spec: Mapping[str, Any]) -> ToolDefinition:
-        """An MCP server's tool through the bridge; the server answers the fixture's ``response`` every time."""
+    def _mcp_definition(self, raw_name: str, spec: Mapping[str, Any]) -> ToolDefinition:
+        """A tool ``raw_name`` of the MCP server ``fixture`` through the bridge; the server answers the fixture's
+        ``response`` every time."""
         server_tool = {key: materialize(value) for key, value in spec["mcp"].items() if key != "response"}
         response = spec["mcp"]["response"]
 
-        async def server(raw_name: str, arguments: Any) -> Any:
+        async def server(tool: str, arguments: Any) -> Any:
             return materialize(response)
 
-        definition = mcp_tool({"name": name, **server_tool}, server)
+        definition = mcp_tool({"name": raw_name, **server_tool}, server, server_name=MCP_SERVER)
         bridged = definition.execute
 
         async def execute(args: Any, run: ToolExecution) -> Any:
             self._phases(run).body += 1
             return await bridged(args, run)
 
-        return replace(definition, execute=execute, description=spec.get("description", name))
+        return replace(definition, execute=execute, description=spec.get("description", raw_name))
 
     def _install_spill(self, max_bytes: int) -> None:
         """The generic spill policy, storing each spilled text in memory under ``spill/<callId>.txt``."""
