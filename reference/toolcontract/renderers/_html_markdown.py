@@ -385,6 +385,7 @@ class _Converter:
         self.facts = _Facts(root)
         self.code: dict[Node, bool] = {root: False}
         self.rules = self._rules()
+        self.table_rows: dict[Node, list[Node]] = {}
 
     def convert(self) -> str:
         output = self._process(self.root)
@@ -611,7 +612,7 @@ class _Converter:
             if wrapper is None or "joplin-table-wrapper" not in _class_list(wrapper):
                 return f'\n\n<div class="joplin-table-wrapper">{html}</div>\n\n'
             return html
-        rows = _rows(node)
+        rows = self._rows(node)
         if (len(rows) == 1 and _child_count(rows[0]) <= 1) or _contains(node, frozenset({"table"})):
             return content
         content = re.sub("\n+", "\n", content)
@@ -631,6 +632,13 @@ class _Converter:
         table = (empty_header + content).lstrip(_JS_WHITESPACE_STRING)
         return f"\n\n{caption}{table}\n\n"
 
+    def _rows(self, table: Node) -> list[Node]:
+        """``table.rows``: every ``tr`` below ``table``, nested tables' included (computed once per table)."""
+        rows = self.table_rows.get(table)
+        if rows is None:
+            rows = self.table_rows[table] = [node for node in table.descendants() if _named(node, "tr")]
+        return rows
+
     # --- the tool's two table rules ---
 
     def _table_cell(self, content: str, node: Node) -> str:
@@ -641,7 +649,7 @@ class _Converter:
 
     def _table_row(self, content: str, node: Node) -> str:
         border = ""
-        if _is_heading_row(node):
+        if _is_heading_row(node, self._rows):
             border = "".join(_table_cell_text(_border(cell), index) for index, cell in enumerate(_cells(node)))
         return "\n" + content + ("\n" + border if border else "")
 
@@ -657,11 +665,7 @@ def _cells(row: Node) -> list[Node]:
     return [node for node in row.descendants() if _named(node, "td", "th")]
 
 
-def _rows(table: Node) -> list[Node]:
-    return [node for node in table.descendants() if _named(node, "tr")]
-
-
-def _is_heading_row(row: Node) -> bool:
+def _is_heading_row(row: Node, rows_of: Callable[[Node], list[Node]]) -> bool:
     if row.foreign:
         raise _ConverterFailed("row.cells is undefined")
     section = row.parent if row.parent is not None and row.parent.kind == ELEMENT else None
@@ -671,7 +675,7 @@ def _is_heading_row(row: Node) -> bool:
     if _named(section, "thead"):
         is_heading_section = True
     elif _named(table, "table", "thead", "tbody", "tfoot") and table is not None:
-        rows = _rows(table)
+        rows = rows_of(table)
         is_heading_section = bool(rows) and rows[0] is row
     elif _named(table, "textarea", "frameset"):
         is_heading_section = False  # their ``rows`` is a number or a string: no row is its first item

@@ -234,6 +234,8 @@ class _Builder:
 
     def process(self, token: Token) -> None:
         mode = self.mode
+        if mode != "text" and self.current.foreign and self._in_foreign(token):
+            return
         if mode == "text":
             self._text_mode(token)
         elif mode == "in body":
@@ -306,10 +308,11 @@ class _Builder:
 
     def in_scope(self, names: frozenset[str] | tuple[str, ...], boundary: frozenset[str] = _SCOPE) -> bool:
         for node in reversed(self.stack):
-            if node.is_html(*names):
-                return True
-            if node.is_html(*boundary):
-                return False
+            if not node.foreign:
+                if node.name in names:
+                    return True
+                if node.name in boundary:
+                    return False
         return False
 
     def in_select_scope(self, name: str) -> bool:
@@ -695,6 +698,29 @@ class _Builder:
             self._start_in_body("br", {}, False)
         else:
             self._any_other_end(name)
+
+    def _in_foreign(self, token: Token) -> bool:
+        """Foreign content's rules, whatever the insertion mode; ``False`` when the token is to be handled as HTML."""
+        kind = token[0]
+        if kind == "text":
+            self.insert_text(str(token[1]).replace("\x00", "\ufffd"))
+            return True
+        if kind == "comment":
+            self.insert_comment(str(token[1]))
+            return True
+        if kind == "start":
+            name, attributes = str(token[1]), _attributes(token)
+            if name in _BREAKS_FOREIGN or (name == "font" and {"color", "face", "size"} & attributes.keys()):
+                while self.current.foreign:
+                    self.stack.pop()
+                return False
+            self.insert_element(name, attributes, foreign=True)
+            if token[3]:
+                self.stack.pop()
+            return True
+        if kind == "end":
+            return self._end_in_foreign(str(token[1]))
+        return kind == "doctype"
 
     def _end_in_foreign(self, name: str) -> bool:
         """Foreign content's end-tag rules; ``False`` when the tag is to be handled as HTML."""
