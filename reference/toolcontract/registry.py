@@ -285,6 +285,12 @@ def _no_contexts(contexts: Any) -> bool:
     return issubclass(kind, list) and list.__len__(contexts) == 0
 
 
+def _blocked_message(feedback: FrozenList) -> str:
+    """The message derived from (snapshot) block feedback: each block's text or ``[<type> content]``."""
+    derived = "\n".join(text_of_block(block) for block in feedback)
+    return derived or "tool result blocked by post-execute policy"
+
+
 def _blocked(decision: Block) -> ToolFailure:
     """The failure a block decision makes: its feedback verbatim and the message derived from it (digest 6.8).
 
@@ -300,8 +306,7 @@ def _blocked(decision: Block) -> ToolFailure:
         feedback = None
     if type(feedback) is not FrozenList:
         raise TypeError("tools/post-execute block feedback must be a list of content blocks")
-    derived = "\n".join(text_of_block(block) for block in feedback)
-    message = derived or "tool result blocked by post-execute policy"
+    message = _blocked_message(feedback)
     contexts = decision.additional_contexts
     if contexts is not ABSENT and _no_contexts(contexts):
         contexts = ABSENT
