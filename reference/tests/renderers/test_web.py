@@ -10,6 +10,7 @@ import pytest
 
 from toolcontract.renderers import FAMILIES, output_for, render_native
 from toolcontract.renderers._hostname import InvalidUrl, url_hostname
+from toolcontract.renderers._html_markdown import exceeds_conversion_depth, html_to_markdown
 
 HOSTNAMES: Final = json.loads((Path(__file__).parent / "data" / "url-hostnames.json").read_text(encoding="utf-8"))
 
@@ -84,3 +85,40 @@ def test_fetch_meta_uses_effective_truncation() -> None:
     }
     assert projector({}, value) == {"url": "https://a.test", "statusCode": 200, "truncated": True}
     assert FAMILIES["web_fetch"].presentation_meta is not None
+
+
+HTML_MARKDOWN: Final = json.loads((Path(__file__).parent / "data" / "html-markdown.json").read_text(encoding="utf-8"))
+
+
+def test_html_bodies_convert_as_the_original_does() -> None:
+    """§14: every recorded HTML body (811, recorded from the original's web_fetch) converts to the same markdown."""
+    disagreements = [
+        (group, html, expected, html_to_markdown(html))
+        for group, html, expected in HTML_MARKDOWN["cases"]
+        if html_to_markdown(html) != expected
+    ]
+    assert disagreements == []
+
+
+@pytest.mark.parametrize(
+    ("html", "exceeds"),
+    [
+        ("<div>" * 512 + "x", False),
+        ("<div>" * 513 + "x", True),
+        ("<div>x</div>" * 600, False),
+        ("<br>" * 600 + "<img src=a>" * 600, False),
+        ("<span />" * 600, False),
+        ("<!--" + "<div>" * 600 + "-->x", True),
+        ("<script>" + "</scriptx>" + "<div>" * 600 + "</script>x", False),
+        ("<div title='a>b'>" * 513, True),
+        ("<div><span>" * 300 + "</div>" * 300, True),
+        ("<DIV>" * 513, True),
+        ("<1div>" * 600 + "<div>x", False),
+        ("<div>" * 10 + "<div title='x", False),
+    ],
+)
+def test_depth_preflight(html: str, exceeds: bool) -> None:
+    """§14: the tool's lexical nesting scan (answers checked against the original: above 512 the source is shown)."""
+    assert exceeds_conversion_depth(html) is exceeds
+    if exceeds:
+        assert html_to_markdown(html) == html
