@@ -52,7 +52,7 @@ READ_IMAGE_SCHEMA: Final[Node] = obj(
     }
 )
 
-# The extension → language map of the read card. Only own keys count: "foo.constructor" has no language.
+# The extension → language map of the read card, as the original's. Only own keys count: "foo.constructor" has none.
 _LANGUAGES: Final[dict[str, str]] = {
     "ts": "ts",
     "tsx": "tsx",
@@ -65,19 +65,38 @@ _LANGUAGES: Final[dict[str, str]] = {
     "json": "json",
     "jsonc": "json",
     "py": "py",
-    "rs": "rs",
+    "rb": "rb",
     "go": "go",
+    "rs": "rs",
+    "java": "java",
+    "c": "c",
+    "h": "c",
+    "cc": "cpp",
+    "cpp": "cpp",
+    "hpp": "cpp",
+    "cxx": "cpp",
+    "cs": "cs",
+    "kt": "kotlin",
+    "swift": "swift",
+    "php": "php",
     "sh": "sh",
     "bash": "sh",
     "zsh": "sh",
-    "yml": "yaml",
     "yaml": "yaml",
+    "yml": "yaml",
+    "toml": "toml",
+    "ini": "ini",
     "md": "md",
     "markdown": "md",
+    "mdx": "mdx",
     "html": "html",
     "htm": "html",
     "css": "css",
-    "toml": "toml",
+    "scss": "scss",
+    "less": "less",
+    "sql": "sql",
+    "xml": "xml",
+    "lua": "lua",
 }
 
 
