@@ -114,6 +114,19 @@ def test_the_reference_kinds_leave_out_what_python_cannot_express() -> None:
         "sparse-array",
         "symbol-key",
         "throwing-getter",
+        "symbol",
+        "null-prototype",
+        "other-realm",
+        "accessor-property",
+        "non-enumerable-key",
+        "array-extra-key",
+        "array-symbol-key",
+        "date",
+        "map",
+        "regexp",
+        "error",
+        "boxed-primitive",
+        "throwing-proxy",
     }
     with pytest.raises(ValueError, match="not exotic kinds"):
         exotic_values(["nan", "no-such-kind"])
