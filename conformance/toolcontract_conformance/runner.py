@@ -357,7 +357,7 @@ class Watchdog:
             if self.max_failures and self.streak >= self.max_failures and not self.unresponsive:
                 self.unresponsive = (
                     f"the implementation is unresponsive: {self.streak} scenarios in a row went unanswered "
-                    f"(timed out or crashed), the last {result.scenario}: {result.message.splitlines()[0]}"
+                    f"(timed out or crashed), the last {result.scenario}: {(result.message.splitlines() or [''])[0]}"
                 )
         elif not result.missing_capabilities:
             self.streak = 0
