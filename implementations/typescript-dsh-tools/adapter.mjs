@@ -937,17 +937,15 @@ class ScenarioRun {
     }
   }
 
+  /** Abort the caller's signal: a direct call's own; a nested call's caller is its program's caller, the outer call. */
   abortCaller(callId) {
-    const controller = this.controllers.get(callId)
-    if (controller !== undefined) {
-      controller.abort('aborted by the caller')
-      return
+    let id = callId
+    while (!this.controllers.has(id)) {
+      const nested = NESTED_CALL_ID.exec(id)
+      if (nested === null) return
+      id = nested.groups.outer
     }
-    if (NESTED_CALL_ID.test(callId)) {
-      this.unreachable ??= `aborting the caller of nested call "${callId}" means aborting its program's run signal, `
-        + 'which the original cannot be driven to: the run_code bridge owns that AbortController privately '
-        + '(code-mode.ts `runController`) and aborts it only when the outer signal aborts or the run settles'
-    }
+    this.controllers.get(id).abort('aborted by the caller')
   }
 
   dispose(name) {

@@ -185,19 +185,79 @@ def test_run_signal_follows_the_outer_abort_and_aborts_when_the_run_settles() ->
 
     registry2, _ = setup(quiet)
     execute(registry2)
-    assert settled[0].signal.aborted and settled[0].signal.reason == "run_code run is over (completed)"
+    assert settled[0].signal.aborted and settled[0].signal.reason == "run_code settled"
 
 
-def test_sub_call_with_aborted_run_signal_is_aborted_before_dispatch() -> None:
-    """digest 10.1 / 8.2: a sub-call submitted after the run signal aborted gets ABORTED_BEFORE_DISPATCH."""
+def test_a_sub_call_whose_run_signal_aborted_in_pre_execute_is_aborted_before_dispatch() -> None:
+    """R-NEST-6 / digest 10.1, 8.2: the run signal alone aborted (the outer call's is not) while a sub-call is in
+    its pre-execute stage: that sub-call is ABORTED_BEFORE_DISPATCH, the program is handed the run-over
+    rejection instead of it, later calls are not dispatched, and the outer call succeeds."""
+    received: list[dict[str, Any]] = []
+    nested: list[ToolResult] = []
+    kept: list[Tools] = []
+
+    async def program(tools: Tools) -> Any:
+        kept.append(tools)
+        received.append(await attempt(tools.echo({"text": "one"})))
+        received.append(await attempt(tools.echo({"text": "two"})))
+
+    async def pre(run: ToolExecution, nxt: Any) -> Any:
+        if run.parent is not None:
+            kept[0].abort("program stop")
+        return await nxt()
+
+    registry, _ = setup(program)
+    registry.on_pre_execute(pre)
+    registry.on_result(lambda run, result: nested.append(result) if run.parent is not None else None)
+    outer = execute(registry)
+    assert received == [
+        {"error": "run_code run is over (program stop); echo result discarded"},
+        {"error": "run_code run is over (program stop); echo not dispatched"},
+    ]
+    assert [result.error.info for result in nested] == [ErrorInfo("AbortError", "ABORTED_BEFORE_DISPATCH")]  # type: ignore[union-attr]
+    assert not outer.is_error
+
+
+def test_a_success_whose_run_signal_aborted_during_its_body_is_aborted() -> None:
+    """R-NEST-6 / digest 8.3: a sub-call whose run signal aborts while its body runs becomes ABORTED."""
+    received: list[dict[str, Any]] = []
+    nested: list[ToolResult] = []
+    kept: list[Tools] = []
+
+    def stopping(args: Any, run: ToolExecution) -> str:
+        kept[0].abort("program stop")
+        return "done"
+
+    async def program(tools: Tools) -> Any:
+        kept.append(tools)
+        received.append(await attempt(tools.stopping({})))
+
+    registry, _ = setup(program)
+    registry.register(raw_tool("stopping", stopping))
+    registry.on_result(lambda run, result: nested.append(result) if run.parent is not None else None)
+    assert not execute(registry).is_error
+    assert received == [{"error": "run_code run is over (program stop); stopping result discarded"}]
+    assert nested[0].error.info == ErrorInfo("AbortError", "ABORTED")  # type: ignore[union-attr]
+
+
+def test_an_outer_abort_before_the_run_does_not_end_it() -> None:
+    """S:nest-outer-aborted: the run signal follows an outer signal aborted before the run, and each call is
+    dispatched and answered by the registry (ABORTED_BEFORE_DISPATCH); the run-over rejections are for aborts
+    while the run lasts."""
+    controller = AbortController()
     received: list[dict[str, Any]] = []
 
     async def program(tools: Tools) -> Any:
-        tools.abort("program stop")
         received.append(await attempt(tools.echo({"text": "x"})))
 
-    registry, _ = setup(program)
-    execute(registry)
+    registry, mode = setup(program)
+
+    async def body(args: Any, run: ToolExecution) -> Any:
+        controller.abort("before")
+        await mode.run(run, program)
+
+    registry.register(raw_tool("aborting", body))
+    execute(registry, "aborting", signal=controller.signal)
     assert received == [{"error": "tool call aborted before dispatch"}]
 
 
@@ -396,7 +456,7 @@ def test_a_binding_called_after_the_run_is_not_dispatched() -> None:
     async def late() -> dict[str, Any]:
         return await attempt(kept[0].echo({"text": "x"}))
 
-    assert asyncio.run(late()) == {"error": "run_code run is over (completed); echo not dispatched"}
+    assert asyncio.run(late()) == {"error": "run_code run is over (run_code settled); echo not dispatched"}
     assert dispatched == ["p"]
 
 
@@ -426,13 +486,14 @@ def test_queued_calls_are_abandoned_and_in_flight_results_discarded() -> None:
         return [await attempt(p) for p in pending]
 
     assert asyncio.run(outcomes()) == [
-        {"error": "run_code run is over (completed); slow result discarded"},
-        {"error": "run_code run is over (completed); slow tool call abandoned"},
+        {"error": "run_code run is over (run_code settled); slow result discarded"},
+        {"error": "run_code run is over (run_code settled); slow tool call abandoned"},
     ]
 
 
 def test_run_over_reason_after_a_failure() -> None:
-    """digest 10.4: the reason names how the run ended (here the program raised)."""
+    """code-mode.ts: the reason is the run signal's, `run_code settled` however the program ended (here it
+    raised)."""
     pending: list[Any] = []
 
     async def slow(args: Any, run: ToolExecution) -> str:
@@ -451,7 +512,30 @@ def test_run_over_reason_after_a_failure() -> None:
     async def outcome() -> dict[str, Any]:
         return await attempt(pending[0])
 
-    assert asyncio.run(outcome()) == {"error": "run_code run is over (failed); slow result discarded"}
+    assert asyncio.run(outcome()) == {"error": "run_code run is over (run_code settled); slow result discarded"}
+
+
+def test_run_over_reason_after_an_abort_is_the_signals() -> None:
+    """code-mode.ts: once the outer caller aborted the run, the messages give that abort's reason."""
+    controller = AbortController()
+    pending: list[Any] = []
+
+    async def slow(args: Any, run: ToolExecution) -> str:
+        await asyncio.sleep(0.01)
+        return "slow"
+
+    async def program(tools: Tools) -> Any:
+        pending.append(tools.slow({}))
+        controller.abort("caller stop")
+
+    registry, _ = setup(program)
+    registry.register(raw_tool("slow", slow))
+    execute(registry, signal=controller.signal)
+
+    async def outcome() -> dict[str, Any]:
+        return await attempt(pending[0])
+
+    assert asyncio.run(outcome()) == {"error": "run_code run is over (caller stop); slow result discarded"}
 
 
 # --- 10.5: forwarding -------------------------------------------------------------------------------------

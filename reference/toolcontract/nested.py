@@ -37,6 +37,7 @@ _UNLOSSLESS_ARGUMENTS: Final = (
     "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)"
 )
 _MISSING: Final[Any] = object()
+_SETTLED: Final = "run_code settled"
 
 
 class ToolCallError(Exception):
@@ -168,6 +169,8 @@ class _Run:
         self.controller = AbortController()
         outer_signal = outer.signal
         self._unfollow = outer_signal.add_listener(self.controller.abort) if outer_signal is not None else None
+        # an abort that came before the run does not end it: the registry answers each call (S:nest-outer-aborted)
+        self._aborted_at_start = self.controller.signal.aborted
         self.over: str | None = None
         self._count = 0
         self._free = mode.max_parallel_sub_calls
@@ -175,12 +178,23 @@ class _Run:
         self._tasks: list[asyncio.Task[_Outcome]] = []
         self._last_start: asyncio.Future[None] | None = None
         self._last_commit: asyncio.Future[None] | None = None
+        self.controller.signal.add_listener(lambda reason: self._wake())  # a queued call sees the run is over
+
+    def _over_reason(self) -> str | None:
+        """Why the run is over, or ``None``: it settled, or its run signal was aborted while it ran (the reason
+        is the signal's, as text)."""
+        if self.over is not None:
+            return self.over
+        signal = self.controller.signal
+        if signal.aborted and not self._aborted_at_start:
+            return error_message(signal.reason)
+        return None
 
     def _over_message(self, name: str, what: str) -> str:
-        return f"run_code run is over ({self.over}); {name} {what}"
+        return f"run_code run is over ({self._over_reason()}); {name} {what}"
 
     def submit(self, name: str, arguments: Any) -> _Pending:
-        if self.over is not None:
+        if self._over_reason() is not None:
             return _Pending(name, None, _Outcome(error=self._over_message(name, "not dispatched")))
         if arguments is _MISSING:
             return _Pending(name, None, _Outcome(error=_UNLOSSLESS_ARGUMENTS))
@@ -272,7 +286,7 @@ class _Run:
                 "tool/code-dispatch",
                 {**identity, "arguments": snapshot_json(arguments), "isError": result.is_error, "content": content},
             )
-        if self.over is not None:
+        if self._over_reason() is not None:
             return _Outcome(error=self._over_message(identity["name"], "result discarded"))
         if isinstance(result, ToolSuccess) and _has_image(result.content):
             outer.defer_context(
@@ -290,7 +304,7 @@ class _Run:
     async def _acquire_slot(self) -> bool:
         """Take a slot; ``False`` when the call would still be queued once the run is over (abandoned)."""
         while self._free == 0:
-            if self.over is not None:
+            if self._over_reason() is not None:
                 return False
             self._slot_freed = asyncio.get_running_loop().create_future()
             await self._slot_freed
@@ -306,16 +320,19 @@ class _Run:
         self._free += 1
         self._wake()
 
-    async def settle(self, reason: str) -> None:
+    async def settle(self) -> None:
         """End the run: reject later calls, start the submitted calls a slot is free for and abandon the queued
-        ones, abort the run signal, then drain every started call."""
-        if self.controller.signal.aborted and reason != "failed":
-            reason = "aborted"
-        self.over = reason
+        ones, abort the run signal, then drain every started call.
+
+        The run-over messages give the run signal's reason, as text: the one it was aborted with while the run
+        lasted (the outer caller's, or the program's own), else ``run_code settled``, which it is aborted with
+        now.
+        """
+        self.over = self._over_reason() or _SETTLED
         self._wake()
         if self._last_start is not None:
             await asyncio.shield(self._last_start)
-        self.controller.abort(f"run_code run is over ({reason})")
+        self.controller.abort(_SETTLED)
         if self._unfollow is not None:
             self._unfollow()
         await asyncio.shield(asyncio.gather(*self._tasks, return_exceptions=True))
@@ -375,11 +392,11 @@ class CodeMode:
         except BaseException as thrown:
             if is_interrupt(thrown):
                 if issubclass(type(thrown), asyncio.CancelledError):  # the task is cancelled: drain, then stop
-                    await run.settle("aborted")
+                    await run.settle()
                 raise  # the process stops, or the coroutine is being closed (it may not await again)
-            await run.settle("failed")
+            await run.settle()
             return ProgramRun(ABSENT, tuple(run.logs), thrown)
-        await run.settle("completed")
+        await run.settle()
         return ProgramRun(ABSENT if produced is None else produced, tuple(run.logs), None)
 
     async def run_code(self, outer: ToolExecution, program: Program, *, description: Any) -> dict[str, Any]:

@@ -54,7 +54,7 @@ from toolcontract import (
     define_tool,
 )
 from toolcontract.decisions import ApprovalRequest
-from toolcontract.errors import contract_error_name, error_message
+from toolcontract.errors import CodeRunFailedError, contract_error_name, error_message
 from toolcontract.jsonvalue import thaw
 from toolcontract.mcp import mcp_tool, public_tool_name
 from toolcontract.nested import CodeMode, ToolCallError, Tools
@@ -293,7 +293,6 @@ class _ScenarioRun:
         self.results: dict[str, ToolResult] = {}
         self.runs: dict[str, ToolExecution] = {}
         self.controllers: dict[str, AbortController] = {}  # the caller's signal of each direct call
-        self.programs: dict[str, Tools] = {}  # the running program of each outer call id
         self.nested: dict[Any, list[dict[str, Any]]] = {}  # by outer token
         self.dispatch_events: dict[str, list[tuple[str, Any]]] = {}  # by root call id
         self.logs: dict[str, Path] = {}
@@ -507,31 +506,55 @@ class _ScenarioRun:
     # --- nested dispatch ---------------------------------------------------------------------------------
 
     async def _run_program(self, spec: Mapping[str, Any], outer: ToolExecution) -> Any:
-        """A ``program`` body: its calls, in order, as nested calls through the code-mode bridge."""
+        """A ``program`` body: its calls, in order, as nested calls through the code-mode bridge.
+
+        The program honours its run signal as a code runtime does: once it is aborted while the program runs,
+        the program stops at once (a call in flight is left to the bridge, and its entry is recorded when it
+        settles) and the run fails as aborted, ``code run failed (abort): <the signal's reason>``.
+        """
         entries: list[dict[str, Any]] = []
         self.nested[outer.token] = entries
+        received: list[dict[str, Any]] = []
+        in_flight: list[asyncio.Task[None]] = []
+
+        async def receive(tools: Tools, call: Mapping[str, Any]) -> None:
+            seen = len(self.observed)
+            try:
+                value = await tools.call(call["name"], materialize(call["arguments"]))
+            except ToolCallError as error:
+                got: dict[str, Any] = {"error": error.message}
+            else:
+                got = {"value": value}
+            received.append(got)
+            entry: dict[str, Any] = {"received": got}
+            for run, result in self.observed[seen:]:
+                if run.parent is outer.token:
+                    entry["result"] = result_report(result)
+                    entry["phases"] = self._phases_report(run)
+            entries.append(entry)
 
         async def program(tools: Tools) -> Any:
-            self.programs[outer.call_id] = tools
-            received: list[dict[str, Any]] = []
-            for call in spec["calls"]:
-                seen = len(self.observed)
-                try:
-                    value = await tools.call(call["name"], materialize(call["arguments"]))
-                except ToolCallError as error:
-                    got: dict[str, Any] = {"error": error.message}
-                else:
-                    got = {"value": value}
-                received.append(got)
-                entry: dict[str, Any] = {"received": got}
-                for run, result in self.observed[seen:]:
-                    if run.parent is outer.token:
-                        entry["result"] = result_report(result)
-                        entry["phases"] = self._phases_report(run)
-                entries.append(entry)
+            # an abort that came before the run is the bridge's to answer, call by call (S:nest-outer-aborted)
+            aborted = None if tools.signal.aborted else asyncio.ensure_future(tools.signal.wait())
+            try:
+                for call in spec["calls"]:
+                    receiving = asyncio.ensure_future(receive(tools, call))
+                    if aborted is not None:
+                        await asyncio.wait({receiving, aborted}, return_when=asyncio.FIRST_COMPLETED)
+                        if aborted.done():
+                            in_flight.append(receiving)
+                            raise _RunAborted(tools.signal.reason)
+                    await receiving
+            finally:
+                if aborted is not None:
+                    aborted.cancel()
             return _program_result(spec.get("result"), received)
 
         ran = await self.code_mode.run(outer, program)
+        for receiving in in_flight:
+            await receiving
+        if type(ran.error) is _RunAborted:
+            raise CodeRunFailedError("abort", error_message(ran.error.reason))
         if ran.error is not None:
             raise ran.error
         return None if ran.result is ABSENT else ran.result
@@ -728,13 +751,14 @@ class _ScenarioRun:
         return approve
 
     def _abort_caller(self, call_id: str) -> None:
-        """Abort the caller's signal: a direct call's own; for a nested call, the program's run signal."""
-        if call_id in self.controllers:
-            self.controllers[call_id].abort("aborted by the caller")
-            return
-        nested = _NESTED_CALL_ID.match(call_id)
-        if nested is not None and nested.group("outer") in self.programs:
-            self.programs[nested.group("outer")].abort("aborted by the caller")
+        """Abort the caller's signal: a direct call's own; a nested call's caller is its program's caller, so
+        the outer call's signal (which the run signal follows)."""
+        while call_id not in self.controllers:
+            nested = _NESTED_CALL_ID.match(call_id)
+            if nested is None:
+                return
+            call_id = nested.group("outer")
+        self.controllers[call_id].abort("aborted by the caller")
 
     def _dispose(self, name: str) -> None:
         dispose = self.disposers.get(name)
@@ -831,6 +855,15 @@ class _ScenarioRun:
 
 
 # --- small helpers -----------------------------------------------------------------------------------
+
+
+class _RunAborted(Exception):
+    """A scenario program stopped because its run signal was aborted while it ran."""
+
+    def __init__(self, reason: object) -> None:
+        super().__init__("the run signal was aborted")
+        self.reason = reason
+
 
 _MISSING: Final[Any] = object()
 _ARRAY_INDEX: Final = re.compile(r"0|[1-9][0-9]*")
