@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import CoroutineType, GeneratorType
 from typing import Any, Final, TypeAlias
 
+from toolcontract._collector import without_collector
 from toolcontract._fused import FusedNormalization, OutputRejected
 from toolcontract.content import error_content, text_of_block
 from toolcontract.decisions import (
@@ -367,7 +368,8 @@ class Registry:
                 f'tool "{name}" is already registered (for a per-agent variant, register through that '
                 "agent's `agent.ctx` instead)"
             )
-        schema = snapshot_json(output.schema)
+        # a schema's frozen copy is kept: copying a large one with the collector on triggers full collections
+        schema = without_collector(snapshot_json, output.schema)
         entry = _RegisteredTool(
             name,
             definition,
