@@ -422,8 +422,9 @@ class _Converter:
             not _is(node, _VOID)
             and not _is(node, _MEANINGFUL_WHEN_BLANK)
             and self.facts.text[node].blank
-            and not self.facts.has_void[node]
-            and not self.facts.has_meaningful[node]
+            # getElementsByTagName("BR") from a foreign element compares local names as written: never a match.
+            and (bool(node.foreign) or not self.facts.has_void[node])
+            and (bool(node.foreign) or not self.facts.has_meaningful[node])
         )
 
     def _flanking(self, node: Node) -> tuple[str, str]:
@@ -589,9 +590,7 @@ class _Converter:
         return f"\n\n```{language}\n{node.first.text_content()}\n```\n\n"
 
     def _is_task_list_item(self, node: Node) -> bool:
-        is_checkbox = (
-            _named(node, "input") and node.attributes.get("type", "").translate(_ASCII_LOWER) == "checkbox"
-        ) or node.attributes.get("role") == "checkbox"
+        is_checkbox = _dom_type(node) == "checkbox" or node.attributes.get("role") == "checkbox"
         if not is_checkbox:
             return False
         parent = node.parent
@@ -659,6 +658,33 @@ def _table_cell_text(content: str, index: int) -> str:
     text = re.sub(r"\|+", r"\\|", text)
     text += " " * max(0, 3 - utf16_length(text))
     return ("| " if index == 0 else " ") + text + " |"
+
+
+# Elements whose DOM ``type`` property reflects the attribute as written, and those whose ``type`` is one of
+# their keywords (matched ignoring ASCII case).
+_TYPE_REFLECTED: Final = _names("a area embed li link ol object param script style ul source")
+_TYPE_KEYWORDS: Final = {
+    "input": ("text", _names(
+        "text hidden search tel url email password datetime date month week time datetime-local number range color "
+        "checkbox radio file submit image reset button"
+    )),
+    "button": ("submit", _names("submit reset button menu")),
+    "menu": ("toolbar", _names("context popup toolbar")),
+    "menuitem": ("command", _names("command checkbox radio")),
+}  # fmt: skip
+
+
+def _dom_type(node: Node) -> str | None:
+    """``node.type`` in the original's DOM, for the elements that have one."""
+    if node.kind != ELEMENT or node.foreign:
+        return None
+    if node.name in _TYPE_REFLECTED:
+        return node.attributes.get("type", "")
+    if node.name in _TYPE_KEYWORDS:
+        missing, keywords = _TYPE_KEYWORDS[node.name]
+        value = node.attributes.get("type", "").translate(_ASCII_LOWER)
+        return value if value in keywords else missing
+    return None
 
 
 def _cells(row: Node) -> list[Node]:

@@ -51,7 +51,7 @@ class Node:
         self.name = name
         self.data = data
         self.attributes: dict[str, str] = attributes if attributes is not None else {}
-        self.foreign = False
+        self.foreign = ""  # "svg" or "math" for an element of foreign content
         self.content: Node | None = None  # a template's contents, outside the tree
         self.parent: Node | None = None
         self.first: Node | None = None
@@ -290,9 +290,9 @@ class _Builder:
         target, before = self._insertion_point()
         target.insert_before(Node(COMMENT, data=data), before)
 
-    def insert_element(self, name: str, attributes: dict[str, str], *, foreign: bool = False) -> Node:
+    def insert_element(self, name: str, attributes: dict[str, str], *, foreign: str = "") -> Node:
         element = Node(ELEMENT, name, attributes=dict(attributes))
-        element.foreign = foreign or (self.current.foreign and self.current.name != "foreignobject")
+        element.foreign = foreign
         parent, before = self._insertion_point()
         parent.insert_before(element, before)
         self.stack.append(element)
@@ -431,7 +431,7 @@ class _Builder:
                 parent, before = self._foster_point()
                 parent.insert_before(last, before)
             else:
-                common.append(last)
+                _contents(common).append(last)
             clone = Node(ELEMENT, formatting.name, attributes=dict(formatting.attributes))
             for child in list(furthest.children()):
                 clone.append(child)
@@ -454,6 +454,9 @@ class _Builder:
         if table.parent is not None:
             return table.parent, table
         return _contents(self.stack[tables[-1] - 1]), None
+
+    def _in_template_contents(self) -> bool:
+        return any(node.is_html("template") for node in self.stack)
 
     def start_template(self, attributes: dict[str, str]) -> None:
         template = self.insert_element("template", attributes)
@@ -510,7 +513,7 @@ class _Builder:
     def _in_body(self, token: Token) -> None:
         kind = token[0]
         if kind == "text":
-            text = str(token[1]).replace("\x00", "\ufffd" if self.current.foreign else "")
+            text = str(token[1]).replace("\x00", "")
             if text:
                 self.reconstruct_formatting()
                 self.insert_text(text)
@@ -522,15 +525,6 @@ class _Builder:
             self._end_in_body(str(token[1]))
 
     def _start_in_body(self, name: str, attributes: dict[str, str], self_closing: bool) -> None:
-        if self.current.foreign:
-            if name in _BREAKS_FOREIGN or (name == "font" and {"color", "face", "size"} & attributes.keys()):
-                while self.current.foreign:
-                    self.stack.pop()
-            else:
-                self.insert_element(name, attributes, foreign=True)
-                if self_closing:
-                    self.stack.pop()
-                return
         if name in ("html", "body", "frameset", "head") or name in _TABLE_CONTEXT_IGNORED_IN_BODY:
             return
         if name == "template":
@@ -556,10 +550,13 @@ class _Builder:
             self.insert_element(name, attributes)
             self.skip_newline = True
         elif name == "form":
-            if self.form is not None:
+            in_template = self._in_template_contents()
+            if self.form is not None and not in_template:
                 return
             self.close_p_in_button_scope()
-            self.form = self.insert_element(name, attributes)
+            form = self.insert_element(name, attributes)
+            if not in_template:
+                self.form = form
         elif name in ("li", "dd", "dt"):
             closes = ("li",) if name == "li" else ("dd", "dt")
             for node in reversed(self.stack):
@@ -643,7 +640,7 @@ class _Builder:
             self.insert_element(name, attributes)
         elif name in ("math", "svg"):
             self.reconstruct_formatting()
-            self.insert_element(name, attributes, foreign=True)
+            self.insert_element(name, attributes, foreign=name)
             if self_closing:
                 self.stack.pop()
         else:
@@ -651,8 +648,6 @@ class _Builder:
             self.insert_element(name, attributes)
 
     def _end_in_body(self, name: str) -> None:
-        if self.current.foreign and self._end_in_foreign(name):
-            return
         if name == "template":
             self.end_template()
             return
@@ -665,6 +660,11 @@ class _Builder:
                 self.generate_implied_end_tags()
                 self.pop_until(name)
         elif name == "form":
+            if self._in_template_contents():
+                if self.in_scope(("form",)):
+                    self.generate_implied_end_tags()
+                    self.pop_until("form")
+                return
             node, self.form = self.form, None
             if node is None or node not in self.stack or not self.in_scope(("form",)):
                 return
@@ -700,8 +700,15 @@ class _Builder:
             self._any_other_end(name)
 
     def _in_foreign(self, token: Token) -> bool:
-        """Foreign content's rules, whatever the insertion mode; ``False`` when the token is to be handled as HTML."""
+        """Foreign content's rules, whatever the insertion mode; ``False`` when the token is to be handled as HTML.
+
+        As in the original's parser: a start tag or text under an integration point is HTML content; an end
+        tag always goes through foreign content's end-tag rules.
+        """
         kind = token[0]
+        current = self.current
+        if kind in ("start", "text") and _html_within(current, token):
+            return False
         if kind == "text":
             self.insert_text(str(token[1]).replace("\x00", "\ufffd"))
             return True
@@ -711,10 +718,11 @@ class _Builder:
         if kind == "start":
             name, attributes = str(token[1]), _attributes(token)
             if name in _BREAKS_FOREIGN or (name == "font" and {"color", "face", "size"} & attributes.keys()):
-                while self.current.foreign:
+                self.stack.pop()
+                while self.current.foreign and not _integration_point(self.current):
                     self.stack.pop()
                 return False
-            self.insert_element(name, attributes, foreign=True)
+            self.insert_element(name, attributes, foreign="svg" if name == "svg" else current.foreign)
             if token[3]:
                 self.stack.pop()
             return True
@@ -723,11 +731,8 @@ class _Builder:
         return kind == "doctype"
 
     def _end_in_foreign(self, name: str) -> bool:
-        """Foreign content's end-tag rules; ``False`` when the tag is to be handled as HTML."""
-        if name in ("br", "p"):
-            while self.current.foreign:
-                self.stack.pop()
-            return False
+        """Foreign content's end-tag rules (as the original's parser has them: ``</p>`` and ``</br>`` included);
+        ``False`` when the tag is to be handled as HTML."""
         for index in range(len(self.stack) - 1, -1, -1):
             node = self.stack[index]
             if not node.foreign:
@@ -802,7 +807,7 @@ class _Builder:
                 self.stack.pop()
                 return
             if name == "form":
-                if self.form is None:
+                if self.form is None and not self._in_template_contents():
                     self.form = self.insert_element(name, _attributes(token))
                     self.stack.pop()
                 return
@@ -1053,6 +1058,29 @@ class _Builder:
         self.mode = "in body"
 
 
+_MATHML_TEXT_POINTS: Final = frozenset({"mi", "mo", "mn", "ms", "mtext"})
+_SVG_HTML_POINTS: Final = frozenset({"foreignobject", "desc", "title"})
+
+
+def _integration_point(node: Node) -> bool:
+    """A MathML text integration point or an HTML integration point."""
+    if node.foreign == "math":
+        if node.name in _MATHML_TEXT_POINTS:
+            return True
+        encoding = node.attributes.get("encoding", "").lower()
+        return node.name == "annotation-xml" and encoding in ("text/html", "application/xhtml+xml")
+    return node.foreign == "svg" and node.name in _SVG_HTML_POINTS
+
+
+def _html_within(node: Node, token: Token) -> bool:
+    """Whether ``token`` (a start tag or text), met with ``node`` as the current node, is HTML content."""
+    if node.foreign == "math" and node.name in _MATHML_TEXT_POINTS:
+        return token[0] == "text" or token[1] not in ("mglyph", "malignmark")
+    if token[0] == "start" and token[1] == "svg" and node.foreign == "math" and node.name == "annotation-xml":
+        return True
+    return _integration_point(node)
+
+
 _IMPLIED_END_THOROUGHLY: Final = _IMPLIED_END | {"caption", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr"}
 
 
@@ -1077,7 +1105,7 @@ def parse_document(source: str) -> Node:
 _VOID: Final = _names(
     "area base basefont bgsound br col embed frame hr img input keygen link meta param source track wbr"
 )
-_RAW_TEXT_PARENTS: Final = _names("style script xmp iframe noembed noframes plaintext noscript")
+_RAW_TEXT_PARENTS: Final = _names("style script xmp iframe noembed noframes plaintext")
 
 
 def _escape(text: str, *, attribute: bool) -> str:
@@ -1085,18 +1113,24 @@ def _escape(text: str, *, attribute: bool) -> str:
     return text.replace('"', "&quot;") if attribute else text
 
 
-def outer_html(node: Node) -> str:
-    """``node.outerHTML``."""
+def outer_html(node: Node, *, inert: bool = False) -> str:
+    """``node.outerHTML``, as the original's DOM serializes it (``inert``: inside a template's contents, an inert
+    document where scripting is disabled)."""
     parts: list[str] = []
-    stack: list[tuple[Node, bool]] = [(node, False)]
+    stack: list[tuple[Node | str, bool, bool]] = [(node, False, inert)]
     while stack:
-        current, closing = stack.pop()
+        current, closing, inside = stack.pop()
+        if isinstance(current, str):
+            parts.append(current)
+            continue
         if closing:
             parts.append(f"</{current.name}>")
             continue
         if current.kind == TEXT:
             parent = current.parent
-            raw = parent is not None and parent.is_html(*_RAW_TEXT_PARENTS)
+            raw = parent is not None and (
+                parent.is_html(*_RAW_TEXT_PARENTS) or (parent.is_html("noscript") and not inside)
+            )
             parts.append(current.data if raw else _escape(current.data, attribute=False))
         elif current.kind == COMMENT:
             parts.append("<!--" + _escape_comment(current.data) + "-->")
@@ -1106,29 +1140,28 @@ def outer_html(node: Node) -> str:
             )
             parts.append(f"<{current.name}{attributes}>")
             if current.foreign or current.name not in _VOID:
-                stack.append((current, True))
-                if current.is_html(*_RAW_TEXT_PARENTS) and current.first is not None:
-                    stack.append((_raw_text_child(current), False))
+                stack.append((current, True, inside))
+                children_inside = inside or current.content is not None
+                if current.name in _RAW_TEXT_PARENTS:
+                    # The serializer escapes the "<" of the element's own closing tag inside its content.
+                    content = "".join(outer_html(child, inert=children_inside) for child in current.children())
+                    stack.append((_escape_closing_tag(content, current.name), False, inside))
                 else:
-                    stack.extend((child, False) for child in reversed(list(_contents(current).children())))
+                    children = reversed(list(_contents(current).children()))
+                    stack.extend((child, False, children_inside) for child in children)
     return "".join(parts)
 
 
-def _raw_text_child(element: Node) -> Node:
-    # The serializer escapes "<" of a closing tag of the element itself inside its raw text.
-    text = "".join(child.data if child.kind == TEXT else outer_html(child) for child in element.children())
-    lowered, prefix = text.translate(_ASCII_LOWER), "</" + element.name
+def _escape_closing_tag(text: str, name: str) -> str:
+    lowered, prefix = text.translate(_ASCII_LOWER), "</" + name
     out, index = [], 0
     while True:
         found = lowered.find(prefix, index)
         if found < 0:
             out.append(text[index:])
-            break
+            return "".join(out)
         out.append(text[index:found] + "&lt;")
         index = found + 1
-    holder = Node(TEXT, data="".join(out))
-    holder.parent = element
-    return holder
 
 
 _ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
