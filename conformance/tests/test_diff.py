@@ -5,8 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from toolcontract_conformance import diff as diff_module
 from toolcontract_conformance.diff import Difference, compare, format_path, parse_path
+from toolcontract_conformance.display import excerpts, first_difference
 
 
 def diff(expected: str, actual: str, ignore: tuple[str, ...] = ()) -> tuple[Difference, ...]:
@@ -154,3 +158,48 @@ def test_an_integer_longer_than_int_can_read() -> None:
     [first] = diff('{"n":' + "1" * 5000 + "}", '{"n":' + "1" * 4999 + "2}")
     assert (first.where, first.kind) == ("$.n", "value")
     assert first.actual == "1" * 4999 + "2"
+
+
+# --- where two texts part ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [0, 1, 63, 64, 65, 200, 4096, 70_000, 300_000])
+def test_first_difference_finds_the_first_differing_character(length: int) -> None:
+    text = "".join(chr(0x61 + index % 26) for index in range(length + 10))
+    for at in sorted({0, length // 3, length - 1, length} - {-1}):
+        changed = text[:at] + "\ud800" + text[at + 1 :]
+        assert first_difference(text, changed) == at
+        assert first_difference(changed, text) == at
+    assert first_difference(text, text) == len(text)
+    assert first_difference(text[:length], text) == length  # a prefix: the shorter length
+    assert first_difference("", text) == 0
+
+
+@given(st.text(), st.text(), st.text())
+def test_first_difference_is_the_common_prefix_length(prefix: str, left: str, right: str) -> None:
+    left, right = prefix * 50 + left, prefix * 50 + right
+    naive = next((i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b), min(len(left), len(right)))
+    assert first_difference(left, right) == naive
+
+
+def test_a_difference_at_the_end_of_10_mb_is_located_quickly() -> None:
+    expected, actual = "a" * 10_000_000 + "b", "a" * 10_000_000 + "c"
+    began = time.process_time()
+    assert first_difference(expected, actual) == 10_000_000
+    before, after = excerpts(expected, actual)
+    seconds = time.process_time() - began
+    assert before is not None and after is not None and (before.start, after.end) == (9_999_920, 10_000_001)
+    assert seconds < 0.15, seconds  # a character-by-character scan in Python takes about a second
+
+
+def test_the_diff_locates_long_strings_with_the_same_scan() -> None:
+    # The diff says where strings part, and a difference of form where it starts, with the display's scan.
+    long = "a" * 3_000_000
+    began = time.process_time()
+    [value] = diff('{"t":"' + long + 'X"}', '{"t":"' + long + 'Y"}')
+    [form] = diff('{"t":"' + long + 'X"}', '{"t":"' + long + '\\u0058"}')
+    seconds = time.process_time() - began
+    assert "strings part at character 3000000" in value.detail
+    assert (form.kind, form.detail) == ("format", "the same data written differently, from character 3000006")
+    assert seconds < 1.0, seconds
+    assert not hasattr(diff_module, "_common_prefix_length")  # one scan, display.first_difference

@@ -19,7 +19,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, Literal, TypeAlias
 
 from toolcontract_conformance.deepjson import loads
-from toolcontract_conformance.display import excerpts, visible
+from toolcontract_conformance.display import excerpts, first_difference, visible
 
 __all__ = [
     "Difference",
@@ -375,25 +375,13 @@ def _value_detail(expected: Any, actual: Any) -> str:
             pass
         return ""
     if isinstance(expected, str) and isinstance(actual, str):
-        index = _common_prefix_length(expected, actual)
+        index = first_difference(expected, actual)
         detail = f"strings part at character {index}"
         if len(expected) > _SHOWN or len(actual) > _SHOWN:
             start = max(0, index - 40)
             detail += f": expected …{_dump(expected[start : index + 40])}… actual …{_dump(actual[start : index + 40])}…"
         return detail
     return ""
-
-
-def _common_prefix_length(left: str, right: str) -> int:
-    """How many leading characters two strings share, found chunk by chunk at C speed."""
-    limit = min(len(left), len(right))
-    start, size = 0, 64
-    while start < limit:
-        end = min(limit, start + size)
-        if left[start:end] != right[start:end]:
-            return next(index for index in range(start, end) if left[index] != right[index])
-        start, size = end, min(size * 2, 1 << 16)
-    return limit
 
 
 # --- showing values ------------------------------------------------------------------------------------
@@ -449,7 +437,7 @@ def _excerpt(text: str) -> str:
 
 
 def _format_difference(expected: str, actual: str) -> Difference:
-    offset = _common_prefix_length(expected, actual)
+    offset = first_difference(expected, actual)
     start = max(0, offset - 30)
     return Difference(
         _path_at(expected, offset),

@@ -3,7 +3,8 @@
 The contract allows any string, a lone surrogate (``"\\ud800"``) included, and no UTF-8 output can carry one
 as it is. :func:`visible` writes each as its JSON escape, which is also what makes a JSON text printable, so
 every output of the kit (terminal, JSON, Markdown, HTML) passes through it last. :func:`excerpts` cuts two
-long texts down to the region around their first differing character, with the offsets of what it kept.
+long texts down to the region around their first differing character, with the offsets of what it kept;
+:func:`first_difference`, which finds that character, is the kit's one scan for where two texts part.
 """
 
 from __future__ import annotations
@@ -30,11 +31,26 @@ def visible(text: str) -> str:
 
 def first_difference(left: str, right: str) -> int:
     """The index of the first character where ``left`` and ``right`` differ (the shorter length if one is a
-    prefix of the other)."""
-    for index, (a, b) in enumerate(zip(left, right, strict=False)):
-        if a != b:
-            return index
-    return min(len(left), len(right))
+    prefix of the other): their common prefix's length.
+
+    Texts are compared slice by slice at C speed, in slices growing from 64 characters to 64 Ki (a difference
+    near the start costs little), then the differing slice is halved down to a few characters: a difference at
+    the end of 10 MB is found in milliseconds.
+    """
+    limit = min(len(left), len(right))
+    start, size = 0, 64
+    while start < limit:
+        end = min(limit, start + size)
+        if left[start:end] != right[start:end]:
+            while end - start > 16:
+                middle = (start + end) // 2
+                if left[start:middle] == right[start:middle]:
+                    start = middle
+                else:
+                    end = middle
+            return next(index for index in range(start, end) if left[index] != right[index])
+        start, size = end, min(size * 2, 1 << 16)
+    return limit
 
 
 @dataclass(frozen=True, slots=True)
