@@ -43,7 +43,8 @@ if (typeof Promise.withResolvers !== 'function') {
 const { Context, Service } = await import('@deepseek-ai/cordis')
 const { default: SystemPrompt } = await import('@deepseek-ai/dsh-system-prompt')
 const { default: ToolRuntime, defineTool, valueSchemaSpecToJsonSchema } = await import('@deepseek-ai/dsh-tools')
-const { HarnessError, createToolResultMessage } = await import('@deepseek-ai/dsh-llm')
+const { default: LlmRuntime, LlmAdapter, HarnessError, createToolResultMessage } = await import('@deepseek-ai/dsh-llm')
+const { AttachmentStore, AttachmentId } = await import('@deepseek-ai/dsh-attachment')
 const { Session, SessionId } = await import('@deepseek-ai/dsh-session')
 const { CodeRuntime } = await import('@deepseek-ai/dsh-code-runtime')
 const { SpillStore, SpillLocator } = await import('@deepseek-ai/dsh-spill')
@@ -247,8 +248,22 @@ function contextReport(message) {
   return { source: undefined, content: message }
 }
 
+/**
+ * A content list as the transcript reports it: an image block holding a reference the scenario's attachment
+ * store issued shows that reference as `{mediaType, bytes}`, without the store's own parts (its generated id).
+ */
+function contentReport(content, issued) {
+  if (!Array.isArray(content) || issued.size === 0) return content
+  return content.map((block) => {
+    const reference = isRecord(block) && block.type === 'image' && isRecord(block.attachment)
+      ? issued.get(block.attachment.attachmentId)
+      : undefined
+    return reference === undefined ? block : { ...block, attachment: reference }
+  })
+}
+
 /** A result in the transcript's key order: isError, value | error, content, meta?, contexts?, concludesTurn? */
-function resultReport(result) {
+function resultReport(result, issued = new Map()) {
   const report = { isError: result.isError }
   if (result.isError) {
     const error = { message: result.error.message }
@@ -257,7 +272,7 @@ function resultReport(result) {
   } else {
     report.value = result.value
   }
-  report.content = result.content
+  report.content = contentReport(result.content, issued)
   if (result.meta !== undefined) report.meta = result.meta
   if (result.additionalContexts !== undefined) report.additionalContexts = result.additionalContexts.map(contextReport)
   if (result.concludesTurn === true) report.concludesTurn = true
@@ -507,6 +522,23 @@ function closeServer(server) {
   return new Promise((resolve) => { server.close(() => { resolve() }) })
 }
 
+// --- the model an agent routes to under `attachments` ----------------------------------------------
+
+/** The route every agent has under `attachments {}`: a provider and model of the scenario's own adapter. */
+const MODEL_ROUTE = Object.freeze({ provider: 'toolcontract', model: 'image-input' })
+
+/** An LLM adapter that only describes its model: it declares text and image input, and streams nothing. */
+class ScenarioModels extends LlmAdapter {
+  async resolveModel(provider, model) {
+    return { provider, id: model, name: model, inputModalities: ['text', 'image'] }
+  }
+
+  // oxlint-disable-next-line require-yield
+  async *stream() {
+    throw new Error('the scenario model is never called')
+  }
+}
+
 // --- one scenario ----------------------------------------------------------------------------------
 
 async function runScenario(scenario) {
@@ -540,6 +572,7 @@ class ScenarioRun {
     this.disposers = new Map() // tool name -> disposer of its last registration
     this.fixtures = new Map() // tool name -> the fixture behind it
     this.spilled = new Map() // locator -> spilled text
+    this.issued = new Map() // attachment id the scenario's store issued -> the reference as reported
     this.messageIds = new Map() // generated message id -> "<callId>:result"
     this.logs = new Map() // persist step id -> the persisted Session
     this.fibers = []
@@ -592,6 +625,42 @@ class ScenarioRun {
     await this.plugin(ToolRuntime, this.runsPrograms() ? { mode: 'both' } : {})
     if (this.runsPrograms()) await this.plugin(this.codeRuntimeService())
     if (this.scenario.approval !== undefined) await this.plugin(this.approvalService(this.scenario.approval))
+    if (this.scenario.attachments !== undefined) await this.admitImages()
+  }
+
+  /**
+   * `attachments {}`: what the MCP bridge's image admission asks of a deployment (`resolveImageAdmission`): an
+   * attachment store (`ctx.attachments`), and a model route from the call's agent (`options.provider` /
+   * `options.model`) to a model whose metadata (`ctx.llm.resolveModelInfo`) declares image input.
+   */
+  async admitImages() {
+    await this.plugin(LlmRuntime)
+    this.ctx.llm.registerAdapter([MODEL_ROUTE.provider], new ScenarioModels())
+    const issued = this.issued
+    class ScenarioAttachmentStore extends AttachmentStore {
+      imageLimits = {
+        maxImageBytes: 1 << 30,
+        maxImagesPerMessage: 1 << 10,
+        maxMessageImageBytes: 1 << 30,
+        maxImagePixels: 1 << 30,
+        maxImageDimension: 1 << 15,
+        mediaTypes: ['image/png', 'image/jpeg', 'image/webp', 'image/gif'],
+      }
+
+      // the scenario's images are tokens, not rasters: nothing is decoded, so every image is valid
+      async validateImage() {}
+
+      async saveImage(input) {
+        const attachmentId = AttachmentId(`attachment-${issued.size}`)
+        issued.set(attachmentId, { mediaType: input.mediaType, bytes: input.data.byteLength })
+        return { attachmentId, mediaType: input.mediaType, bytes: input.data.byteLength, width: 0, height: 0 }
+      }
+
+      async readImage() {
+        throw new Error('the scenario attachment store keeps no bytes')
+      }
+    }
+    await this.plugin(ScenarioAttachmentStore)
   }
 
   runsPrograms() {
@@ -850,7 +919,7 @@ class ScenarioRun {
       const entry = { received: got }
       for (const [exec, result] of this.observed.slice(seen)) {
         if (exec.parent === outer.token) {
-          entry.result = resultReport(result)
+          entry.result = resultReport(result, this.issued)
           entry.phases = this.phasesReport(exec)
         }
       }
@@ -1127,7 +1196,8 @@ class ScenarioRun {
   agent(name) {
     let agent = this.agents.get(name)
     if (agent === undefined) {
-      agent = { name, options: {}, session: Session.create(SessionId(`agent-${this.agents.size}`)) }
+      const options = this.scenario.attachments !== undefined ? { ...MODEL_ROUTE } : {}
+      agent = { name, options, session: Session.create(SessionId(`agent-${this.agents.size}`)) }
       this.agents.set(name, agent)
     }
     return agent
@@ -1151,7 +1221,7 @@ class ScenarioRun {
     const [exec] = observed
     this.results.set(step.id, result)
     this.runs.set(step.id, exec)
-    const report = { result: resultReport(result), phases: this.phasesReport(exec) }
+    const report = { result: resultReport(result, this.issued), phases: this.phasesReport(exec) }
     if (this.nested.has(exec.token)) report.nested = this.nested.get(exec.token)
     return report
   }

@@ -10,7 +10,15 @@ import pytest
 
 from conftest import plain
 from toolcontract import ABSENT, Accept, Call, Registry, ToolResult, canonical_json
-from toolcontract.mcp import extract_text, mcp_output_schema, mcp_tool, public_tool_name, register_mcp_tools
+from toolcontract.mcp import (
+    ImageAdmissionError,
+    ImageUpload,
+    extract_text,
+    mcp_output_schema,
+    mcp_tool,
+    public_tool_name,
+    register_mcp_tools,
+)
 from toolcontract.result import ToolError
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
@@ -28,11 +36,11 @@ class Server:
         return self.results[name]
 
 
-def bridge(spec: dict[str, Any], result: Any, *, server_name: str = "srv") -> tuple[Registry, Server]:
+def bridge(spec: dict[str, Any], result: Any, *, server_name: str = "srv", **options: Any) -> tuple[Registry, Server]:
     """A registry holding one tool of the server ``srv`` (registered as ``mcp__srv__<raw name>``)."""
     server = Server(**{spec["name"]: result})
     registry = Registry()
-    registry.register(mcp_tool(spec, server, server_name=server_name))
+    registry.register(mcp_tool(spec, server, server_name=server_name, **options))
     return registry, server
 
 
@@ -368,6 +376,66 @@ def test_an_undecodable_image_makes_every_image_a_diagnostic(block: Any, reason:
         {"type": "text", "text": unavailable("image/jpeg", "another image in the same result was invalid")},
         {"type": "text", "text": "between"},
         {"type": "text", "text": unavailable(media, reason)},
+    ]
+
+
+class Attachments:
+    """An attachment store keeping what it is handed; its references are ``{"attachmentId": "a<n>"}``."""
+
+    def __init__(self, fail: BaseException | None = None, answer: Any = None) -> None:
+        self.kept: list[ImageUpload] = []
+        self.fail = fail
+        self.answer = answer
+
+    async def __call__(self, images: list[ImageUpload]) -> Any:
+        if self.fail is not None:
+            raise self.fail
+        self.kept.extend(images)
+        return self.answer if self.answer is not None else [{"attachmentId": f"a{n}"} for n in range(len(images))]
+
+
+def test_an_admitted_image_is_stored_and_its_reference_is_the_block() -> None:
+    """tools.ts `prepareImageProjection`: with a store and the call's model route (its agent), the decoded images
+    go to the store in order and each block becomes `{type: "image", attachment: <reference>}`."""
+    store = Attachments()
+    content = [
+        *IMAGE_RESULT["content"],
+        {"type": "text", "text": "then"},
+        {"type": "image", "mimeType": "image/gif", "data": ""},
+    ]
+    registry, _ = bridge({"name": "chart"}, {"content": content}, attachments=store)
+    result = execute(registry, "chart", agent="agent")
+    assert plain(result.content) == [
+        {"type": "text", "text": "a chart"},
+        {"type": "image", "attachment": {"attachmentId": "a0"}},
+        {"type": "text", "text": "then"},
+        {"type": "image", "attachment": {"attachmentId": "a1"}},
+    ]
+    assert store.kept == [ImageUpload("image/png", b"\x89PNG\r\n\x1a\n"), ImageUpload("image/gif", b"")]
+
+
+@pytest.mark.parametrize(
+    ("store", "agent", "reason"),
+    [
+        (Attachments(), None, "the current model route could not be resolved"),
+        (
+            Attachments(ImageAdmissionError("Image batch exceeds the limit.")),
+            "agent",
+            "image admission rejected the result: Image batch exceeds the limit.",
+        ),
+        (Attachments(OSError("disk")), "agent", "durable image storage rejected the result"),
+        (Attachments(answer=[]), "agent", "durable image storage rejected the result"),
+        (Attachments(answer=[float("nan")]), "agent", "durable image storage rejected the result"),
+    ],
+    ids=["no-agent", "refused", "failed", "too-few-references", "not-json"],
+)
+def test_an_image_that_is_not_admitted_says_why(store: Attachments, agent: str | None, reason: str) -> None:
+    """tools.ts `resolveImageAdmission` and the store's failures: every image becomes a diagnostic (a call
+    without an agent has no model route)."""
+    registry, _ = bridge({"name": "chart"}, IMAGE_RESULT, attachments=store)
+    assert plain(execute(registry, "chart", agent=agent).content) == [
+        {"type": "text", "text": "a chart"},
+        {"type": "text", "text": unavailable("image/png", reason)},
     ]
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from toolcontract.definition import Output, ToolDefinition
-from toolcontract.errors import JsonSchemaError
+from toolcontract.errors import JsonSchemaError, error_message, is_interrupt
 from toolcontract.frozen import FrozenDict
 from toolcontract.jsonvalue import JsonValue, NotLosslessJson, canonical_json, is_lossless_json, snapshot_json, thaw
-from toolcontract.registry import is_awaitable
+from toolcontract.registry import is_awaitable, settle
 from toolcontract.renderers._ecma import js_string, utf8
 from toolcontract.result import DispatchToken, ToolResult, ToolSuccess
 from toolcontract.schema import assert_supported_schema
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IMAGE_MEDIA_TYPES",
+    "AttachmentStore",
+    "ImageAdmissionError",
+    "ImageUpload",
     "McpServer",
     "McpToolError",
     "extract_text",
@@ -50,6 +53,8 @@ _HASH_LENGTH: Final = 12
 _CANONICAL_BASE64: Final = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _NOT_ADMITTED: Final = "this result was not admitted to durable model context"
 _NO_STORE: Final = "no attachment store is mounted"
+_NO_ROUTE: Final = "the current model route could not be resolved"
+_CANCELED: Final = "the tool call was canceled before image storage"
 _ANOTHER_INVALID: Final = "another image in the same result was invalid"
 _UNKNOWN_MEDIA: Final = "unknown media type"
 _ABSENT_KEY: Final[Any] = object()
@@ -60,6 +65,27 @@ _ImageProjector: TypeAlias = Callable[[Mapping[str, Any], int], dict[str, Any]]
 
 class McpToolError(Exception):
     """A failure the bridge raises for a tool (``isError``, task-only tools); it carries no ``info``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImageUpload:
+    """One decoded image of a tool result that the bridge hands an attachment store to keep."""
+
+    media_type: str
+    data: bytes
+
+
+class ImageAdmissionError(Exception):
+    """An attachment store's refusal of an image batch that the content could avoid (too many images, too large,
+    not the declared type, ...); any other failure of the store is a storage failure."""
+
+
+AttachmentStore: TypeAlias = Callable[[list[ImageUpload]], Any]
+"""``store(images) -> references`` (plain or ``async``): keeps one result's images durably, in order, and answers
+one JSON reference per image (the ``attachment`` of its image block), or raises.
+
+Handing a store to the bridge admits images: it stands for the contract's mounted attachment store together
+with a model route to a model that declares image input, the route being the call's agent."""
 
 
 def public_tool_name(server_name: str, raw_name: str) -> str:
@@ -251,9 +277,17 @@ def extract_text(content: Any, raw_name: str) -> str:
     return "\n".join(block["text"] for block in _project(blocks, raw_name))
 
 
-def _image_projection(content: list[JsonValue], raw_name: str) -> list[dict[str, Any]]:
-    """The content an image-bearing result gets at finalization: an image that cannot be decoded makes every
-    image a diagnostic (its own reason, or that another one was invalid); otherwise the admission's refusal."""
+async def _image_projection(
+    content: list[JsonValue], raw_name: str, run: ToolExecution, store: AttachmentStore | None
+) -> list[dict[str, Any]]:
+    """The content an image-bearing result gets at finalization (tools.ts `prepareImageProjection`).
+
+    An image that cannot be decoded makes every image a diagnostic (its own reason, or that another one was
+    invalid); then admission needs a store and the call's agent (its model route), and the call not aborted;
+    then the store keeps the images, each becoming ``{type: "image", attachment: <its reference>}``, unless it
+    refuses them (``image admission rejected the result: <message>``) or fails
+    (``durable image storage rejected the result``).
+    """
     problems: dict[int, str] = {}
     for index, block in enumerate(content):
         if _is_image(block):
@@ -269,7 +303,28 @@ def _image_projection(content: list[JsonValue], raw_name: str) -> list[dict[str,
                 "text": _image_diagnostic(block, problems.get(index, _ANOTHER_INVALID)),
             },
         )
-    return _project(content, raw_name, _diagnostic_projector(_NO_STORE))
+    if store is None:
+        return _project(content, raw_name, _diagnostic_projector(_NO_STORE))
+    if run.agent is None:
+        return _project(content, raw_name, _diagnostic_projector(_NO_ROUTE))
+    if run.signal is not None and run.signal.aborted:
+        return _project(content, raw_name, _diagnostic_projector(_CANCELED))
+    indexes = [index for index, block in enumerate(content) if _is_image(block)]
+    uploads = [ImageUpload(content[index]["mimeType"], base64.b64decode(content[index]["data"])) for index in indexes]
+    try:
+        references = await settle(store(uploads))
+        kept = [snapshot_json(reference) for reference in references]
+        if len(kept) != len(uploads):
+            raise ValueError(f"the store answered {len(kept)} references for {len(uploads)} images")
+    except ImageAdmissionError as refused:
+        reason = f"image admission rejected the result: {error_message(refused)}"
+        return _project(content, raw_name, _diagnostic_projector(reason))
+    except BaseException as thrown:
+        if is_interrupt(thrown):
+            raise
+        return _project(content, raw_name, _diagnostic_projector("durable image storage rejected the result"))
+    by_index = dict(zip(indexes, kept, strict=True))
+    return _project(content, raw_name, lambda block, index: {"type": "image", "attachment": by_index[index]})
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,9 +333,12 @@ class _Prepared:
     content: list[dict[str, Any]]
 
 
-def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, server_name: str) -> ToolDefinition:
+def mcp_tool(
+    spec: Mapping[str, Any], server: McpServer, *, server_name: str, attachments: AttachmentStore | None = None
+) -> ToolDefinition:
     """A raw tool definition for one MCP tool of the server ``server_name``, named
-    :func:`public_tool_name` of the two; the server is called with the raw name."""
+    :func:`public_tool_name` of the two; the server is called with the raw name. With ``attachments`` the
+    images of a result are admitted for calls that have an agent."""
     raw_name = spec["name"]
     if not isinstance(raw_name, str):
         raise TypeError("an MCP tool needs a string name")
@@ -309,10 +367,10 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, server_name: str) ->
         value: dict[str, Any] = {"content": content}
         if "structuredContent" in fields:
             value["structuredContent"] = fields["structuredContent"]
-        _prepare(run, value)
+        await _prepare(run, value)
         return value
 
-    def _prepare(run: ToolExecution, value: dict[str, Any]) -> None:
+    async def _prepare(run: ToolExecution, value: dict[str, Any]) -> None:
         if not is_lossless_json(value["content"]):
             return  # the registry rejects this value; nothing to project (and foreign blocks are never read)
         try:
@@ -322,7 +380,8 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, server_name: str) ->
             value_text = canonical_json(snapshot_json(value))
         except NotLosslessJson:
             return  # the registry rejects this value; nothing to project
-        prepared[run.token] = _Prepared(value_text, _image_projection(content, raw_name))
+        projected = await _image_projection(content, raw_name, run, attachments)
+        prepared[run.token] = _Prepared(value_text, projected)
 
     def finalize_content(run: ToolExecution, result: ToolResult) -> Any:
         ready = prepared.pop(run.token, None)
@@ -345,7 +404,12 @@ def mcp_tool(spec: Mapping[str, Any], server: McpServer, *, server_name: str) ->
 
 
 def register_mcp_tools(
-    registry: Registry, specs: Iterable[Mapping[str, Any]], server: McpServer, *, server_name: str
+    registry: Registry,
+    specs: Iterable[Mapping[str, Any]],
+    server: McpServer,
+    *,
+    server_name: str,
+    attachments: AttachmentStore | None = None,
 ) -> Callable[[], None]:
     """Register every tool of the server ``server_name`` under its public name; returns one disposer for all.
 
@@ -354,7 +418,7 @@ def register_mcp_tools(
     """
     definitions: dict[str, ToolDefinition] = {}
     for spec in specs:
-        definition = mcp_tool(spec, server, server_name=server_name)
+        definition = mcp_tool(spec, server, server_name=server_name, attachments=attachments)
         if definition.name in definitions:
             raise ValueError(
                 f'mcp-client({server_name}): server listed tool "{spec["name"]}" more than once — invalid tool list'

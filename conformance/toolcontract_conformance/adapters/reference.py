@@ -56,7 +56,7 @@ from toolcontract import (
 from toolcontract.decisions import ApprovalRequest
 from toolcontract.errors import CodeRunFailedError, contract_error_name, error_message
 from toolcontract.jsonvalue import thaw
-from toolcontract.mcp import mcp_tool, public_tool_name
+from toolcontract.mcp import ImageUpload, mcp_tool, public_tool_name
 from toolcontract.nested import CodeMode, ToolCallError, Tools
 from toolcontract.schema import compile_value_schema
 from toolcontract.session import SessionLog, replay
@@ -220,7 +220,22 @@ def context_report(message: Any) -> dict[str, Any]:
     return {"source": source, "content": content}
 
 
-def result_report(result: ToolResult) -> dict[str, Any]:
+def content_report(content: Any, issued: Mapping[str, Any]) -> Any:
+    """A content list as the transcript reports it: an image block holding a reference the scenario's attachment
+    store issued shows that reference as ``{mediaType, bytes}``, without the store's own parts (its generated id)."""
+    if not isinstance(content, list) or not issued:
+        return content
+    reported = []
+    for block in content:
+        attachment = block.get("attachment") if isinstance(block, Mapping) and block.get("type") == "image" else None
+        identity = attachment.get("attachmentId") if isinstance(attachment, Mapping) else None
+        if isinstance(identity, str) and identity in issued:
+            block = {**block, "attachment": issued[identity]}
+        reported.append(block)
+    return reported
+
+
+def result_report(result: ToolResult, issued: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A result in the transcript's key order: isError, value | error, content, meta?, contexts?, concludes?"""
     report: dict[str, Any] = {"isError": result.is_error}
     if isinstance(result, ToolSuccess):
@@ -230,7 +245,7 @@ def result_report(result: ToolResult) -> dict[str, Any]:
         if result.error.info is not None:
             error["info"] = {"name": result.error.info.name, "code": result.error.info.code}
         report["error"] = error
-    report["content"] = result.content
+    report["content"] = content_report(result.content, issued or {})
     if result.meta is not ABSENT:
         report["meta"] = result.meta
     if result.additional_contexts is not ABSENT:
@@ -284,6 +299,7 @@ class _ScenarioRun:
         self.registry = Registry(approval=self._approval(approval) if approval is not None else None)
         self.code_mode = CodeMode(self.registry, events=self._record_dispatch_event)
         self.spilled: dict[str, str] = {}  # what the spill policy stored, by locator
+        self.issued: dict[str, dict[str, Any]] = {}  # attachment id the scenario's store issued -> as reported
         self.steps: dict[str, Mapping[str, Any]] = {step["id"]: step for step in scenario["steps"]}
         self.call_ids = {
             step["id"]: step["call"].get("callId", step["id"]) for step in scenario["steps"] if "call" in step
@@ -392,7 +408,8 @@ class _ScenarioRun:
         async def server(tool: str, arguments: Any) -> Any:
             return materialize(response)
 
-        definition = mcp_tool({"name": raw_name, **server_tool}, server, server_name=MCP_SERVER)
+        store = self._store_images if "attachments" in self.scenario else None
+        definition = mcp_tool({"name": raw_name, **server_tool}, server, server_name=MCP_SERVER, attachments=store)
         bridged = definition.execute
 
         async def execute(args: Any, run: ToolExecution) -> Any:
@@ -400,6 +417,16 @@ class _ScenarioRun:
             return await bridged(args, run)
 
         return replace(definition, execute=execute, description=spec.get("description", raw_name))
+
+    def _store_images(self, images: list[ImageUpload]) -> list[dict[str, Any]]:
+        """``attachments {}``: an in-memory attachment store keeping every image it is handed (the scenario's
+        images are tokens, not rasters: nothing is decoded); its references carry a generated id."""
+        references = []
+        for image in images:
+            identity = f"attachment-{len(self.issued)}"
+            self.issued[identity] = {"mediaType": image.media_type, "bytes": len(image.data)}
+            references.append({"attachmentId": identity, "mediaType": image.media_type, "bytes": len(image.data)})
+        return references
 
     def _install_spill(self, max_bytes: int) -> None:
         """The generic spill policy, storing each spilled text in memory under ``spill/<callId>.txt``."""
@@ -529,7 +556,7 @@ class _ScenarioRun:
             entry: dict[str, Any] = {"received": got}
             for run, result in self.observed[seen:]:
                 if run.parent is outer.token:
-                    entry["result"] = result_report(result)
+                    entry["result"] = result_report(result, self.issued)
                     entry["phases"] = self._phases_report(run)
             entries.append(entry)
 
@@ -792,7 +819,7 @@ class _ScenarioRun:
         run = next(run for run, observed in reversed(self.observed) if observed is result)
         self.results[step["id"]] = result
         self.runs[step["id"]] = run
-        report: dict[str, Any] = {"result": result_report(result), "phases": self._phases_report(run)}
+        report: dict[str, Any] = {"result": result_report(result, self.issued), "phases": self._phases_report(run)}
         if run.token in self.nested:
             report["nested"] = self.nested[run.token]
         return report
