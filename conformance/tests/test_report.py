@@ -15,11 +15,11 @@ from xml.etree import ElementTree
 
 import pytest
 from fake_suite import scenario as fake_scenario
-from test_runner import Scripted, goldens, scenario
+from test_runner import GOLDEN, Scripted, goldens, scenario
 
 from toolcontract_conformance.adapters.inprocess import InProcess
 from toolcontract_conformance.baseline import Baseline
-from toolcontract_conformance.implementation import ImplementationInfo, Outcome, Ran, Skipped
+from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
 from toolcontract_conformance.report import (
     Policy,
     ReportError,
@@ -114,9 +114,14 @@ def _format_1(report: dict[str, Any]) -> dict[str, Any]:
             "baselineProblems": 0,
         },
         "rules": run["rules"],
-        "scenarios": [{k: v for k, v in scenario.items() if k != "goldenSource"} for scenario in run["scenarios"]],
+        "scenarios": [_before_v2(scenario) for scenario in run["scenarios"]],
         "baselineProblems": [],
     }
+
+
+def _before_v2(scenario: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's entry without what format version 1 did not have: its golden source and stderr."""
+    return {key: value for key, value in scenario.items() if key not in ("goldenSource", "stderr")}
 
 
 def test_a_format_1_report_is_still_read(report: dict[str, Any]) -> None:
@@ -127,7 +132,12 @@ def test_a_format_1_report_is_still_read(report: dict[str, Any]) -> None:
     assert current["formatVersion"] == 2
     [run] = current["implementations"]
     assert run["scenarios"] == old["scenarios"] and run["verdict"] == "fail"
-    assert report_markdown(current) == report_markdown(report)
+    [original] = report["implementations"]
+    without_stderr = {
+        **original,
+        "scenarios": [{k: v for k, v in s.items() if k != "stderr"} for s in original["scenarios"]],
+    }
+    assert report_markdown(current) == report_markdown({**report, "implementations": [without_stderr]})
     with pytest.raises(ReportError, match="summary"):
         read_report({**old, "summary": {}})
 
@@ -461,6 +471,83 @@ def test_the_plugin_junit_report_carries_lone_surrogates(tmp_path: Path) -> None
     assert failure is not None and failure.text is not None
     assert "$.steps.c1.result.value: value" in failure.text and "characters 4921–5003 of 5003" in failure.text
     assert "x" * 80 + '\\ud800"' in failure.text
+
+
+# --- what the adapter wrote on standard error ------------------------------------------------------------
+
+#: Standard error that would break each output if written as it is: a lone surrogate, a Markdown fence, markup
+#: that closes the HTML block it stands in, a carriage return.
+STDERR = "warning: \udc80 at ```js\n</pre></details><script>x()</script> & ``````\r\nlast line\n"
+
+
+class Noisy:
+    """Writes :data:`STDERR` on every scenario it does not pass: failed, errored or skipped."""
+
+    def start(self) -> ImplementationInfo:
+        return ImplementationInfo("noisy", "python", "1", ("wrappers",))
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        answer = scenario.get("answer", "golden")
+        if answer == "golden":
+            return Ran(GOLDEN % scenario["id"], stderr="only a passing scenario's chatter")
+        if answer == "wrong-value":
+            wrong = (GOLDEN % scenario["id"]).replace('"value":1', '"value":2')
+            return Ran(wrong, stderr=scenario["id"] + ": " + STDERR)
+        if answer == "skip":
+            return Skipped("cannot express a set", stderr=scenario["id"] + ": " + STDERR)
+        return Errored({"message": "unsupported hook", "stderr": scenario["id"] + ": " + STDERR})
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def noisy() -> dict[str, Any]:
+    scenarios = [
+        scenario("quiet"),
+        scenario("wrong", "wrong-value"),
+        scenario("broke", "error"),
+        scenario("declined", "skip"),
+    ]
+    return report_json(run_suite(InProcess(Noisy()), scenarios, goldens))
+
+
+def test_the_json_report_carries_stderr_of_every_scenario_that_did_not_pass(noisy: dict[str, Any]) -> None:
+    validate_report(noisy)
+    again = json.loads(render(noisy, "json"))
+    validate_report(again)
+    scenarios = {s["id"]: s for s in again["implementations"][0]["scenarios"]}
+    assert "stderr" not in scenarios["quiet"]
+    for name in ("wrong", "broke", "declined"):
+        assert scenarios[name]["stderr"] == name + ": " + STDERR  # the lone surrogate and the \r come back
+    assert read_report(again) == json.loads(render(noisy, "json"))
+
+
+def test_markdown_shows_stderr_in_a_fence_no_line_of_it_can_close(noisy: dict[str, Any]) -> None:
+    text = report_markdown(read_report(json.loads(render(noisy, "json"))))
+    text.encode("utf-8")
+    assert "only a passing" not in text
+    for name in ("wrong", "broke", "declined"):
+        block = (
+            f"  - standard error:\n    ```````text\n    {name}: warning: \\udc80 at ```js\n"
+            "    </pre></details><script>x()</script> & ``````\n    last line\n    ```````\n"
+        )
+        assert block in text, text
+
+
+def test_html_shows_stderr_collapsed_and_escaped(noisy: dict[str, Any]) -> None:
+    page = render(read_report(json.loads(render(noisy, "json"))), "html")
+    page.encode("utf-8")
+    assert "only a passing" not in page and "<script>" not in page
+    for name in ("wrong", "broke", "declined"):
+        shown = (
+            f'<details class="stderr"><summary>standard error</summary><pre>{name}: warning: \\udc80 at ```js\n'
+            "&lt;/pre&gt;&lt;/details&gt;&lt;script&gt;x()&lt;/script&gt; &amp; ``````\r\nlast line</pre></details>"
+        )
+        assert page.count(shown) == 1, name
+    # the errored scenario's context leaves its stderr to that block
+    context = page.split("<summary>context</summary><pre>", 1)[1].split("</pre>", 1)[0]
+    assert "stderr" not in context and "unsupported hook" in context
 
 
 # --- HTML in a browser -----------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ md|html``); :func:`read_report` also reads a report of format version 1 (one imp
 implementations, Markdown and HTML put them side by side: one column each, per scenario and per rule, with
 the first difference in each cell. Every form says how many scenarios have a golden from each source (the
 reference, or the implementation a golden is recorded from: :mod:`~toolcontract_conformance.golden_source`).
-Every form carries any string the contract allows: lone surrogates come out as ``\\ud800`` escapes
+Every form carries what the adapter wrote on standard error while a scenario that did not pass ran (HTML: a
+collapsed block), and any string the contract allows: lone surrogates come out as ``\\ud800`` escapes
 (:func:`~toolcontract_conformance.display.visible`).
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -171,6 +173,8 @@ def _scenario_json(result: ScenarioResult) -> dict[str, Any]:
         entry["missingCapabilities"] = list(result.missing_capabilities)
     if result.status == "errored":
         entry["context"] = json.loads(json.dumps(dict(result.context), default=repr))
+    if result.status != "passed" and result.stderr:
+        entry["stderr"] = result.stderr
     if result.baseline is not None:
         entry["baseline"] = {"verdict": result.baseline, "note": result.baseline_note}
     entry["countsAsFailure"] = result.counts_as_failure
@@ -599,7 +603,25 @@ def _md_scenario(scenario: dict[str, Any]) -> list[str]:
             lines.append(f"  - {scenario['differenceCount'] - 1} more difference(s)")
     elif "message" in scenario:
         lines.append(f"  - {scenario['message']}")
+    stderr = _stderr(scenario)
+    if stderr:
+        lines += ["  - standard error:", *_md_fenced(stderr, "    ")]
     return lines
+
+
+def _stderr(scenario: dict[str, Any]) -> str:
+    """What the adapter wrote on standard error while the scenario ran, if anything but blanks."""
+    stderr = str(scenario.get("stderr", ""))
+    return stderr.rstrip("\n") if stderr.strip() else ""
+
+
+def _md_fenced(text: str, indent: str) -> list[str]:
+    """``text`` as a fenced code block: the fence is longer than any run of backticks in it, so no line of it
+    closes the block, and every line is indented to stay inside the list item."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = [indent + line for line in re.split("\r\n|\r|\n", text)]
+    return [f"{indent}{fence}text", *body, indent + fence]
 
 
 # --- HTML ------------------------------------------------------------------------------------------------
@@ -955,8 +977,14 @@ def _html_scenario(scenario: dict[str, Any], anchor: str) -> str:
             parts.append(f"<details><summary>{more} more difference(s)</summary><ul>{listed}</ul></details>")
     elif "message" in scenario:
         parts.append(f"<div>{_e(scenario['message'])}</div>")
+    stderr = _stderr(scenario)
+    if stderr:
+        parts.append(f'<details class="stderr"><summary>standard error</summary><pre>{_e(stderr)}</pre></details>')
     if scenario["status"] == "errored" and scenario.get("context"):
-        context = json.dumps(scenario["context"], indent=2, ensure_ascii=False)
+        shown = dict(scenario["context"])
+        if stderr and shown.get("stderr") == scenario["stderr"]:
+            del shown["stderr"]  # shown in its own block above
+        context = json.dumps(shown, indent=2, ensure_ascii=False)
         parts.append(f"<details><summary>context</summary><pre>{_e(context)}</pre></details>")
     parts.append("</div>")
     return "".join(parts)
