@@ -134,6 +134,14 @@ class Node:
             return self.data
         return "".join(node.data for node in self.descendants() if node.kind == TEXT)
 
+    def is_special(self) -> bool:
+        """In the standard's "special" category (HTML elements, and the integration points of foreign content)."""
+        if self.kind != ELEMENT:
+            return False
+        if self.foreign:
+            return self.name in _FOREIGN_SPECIAL[self.foreign]
+        return self.name in _SPECIAL
+
     def is_html(self, *names: str) -> bool:
         """Whether this is an HTML element named one of ``names``."""
         return self.kind == ELEMENT and not self.foreign and self.name in names
@@ -148,6 +156,10 @@ _SPECIAL: Final = _names(
     "noscript object ol p param plaintext pre script search section select source style summary table tbody td "
     "template textarea tfoot th thead title tr track ul wbr xmp"
 )
+_FOREIGN_SPECIAL: Final = {
+    "svg": frozenset({"foreignobject", "desc", "title"}),
+    "math": frozenset({"mi", "mo", "mn", "ms", "mtext", "annotation-xml"}),
+}
 _SCOPE: Final = _names("applet caption html table td th marquee object template")
 _LIST_SCOPE: Final = _SCOPE | {"ol", "ul"}
 _BUTTON_SCOPE: Final = _SCOPE | {"button"}
@@ -307,12 +319,15 @@ class _Builder:
                 return
 
     def in_scope(self, names: frozenset[str] | tuple[str, ...], boundary: frozenset[str] = _SCOPE) -> bool:
+        foreign_bounded = boundary is not _TABLE_SCOPE
         for node in reversed(self.stack):
             if not node.foreign:
                 if node.name in names:
                     return True
                 if node.name in boundary:
                     return False
+            elif foreign_bounded and node.name in _FOREIGN_SPECIAL[node.foreign]:
+                return False
         return False
 
     def in_select_scope(self, name: str) -> bool:
@@ -397,7 +412,7 @@ class _Builder:
             if not self.in_scope((name,)):
                 return True
             position = self.stack.index(formatting)
-            furthest = next((node for node in self.stack[position + 1 :] if node.is_html(*_SPECIAL)), None)
+            furthest = next((node for node in self.stack[position + 1 :] if node.is_special()), None)
             if furthest is None:
                 while self.stack.pop() is not formatting:
                     pass
@@ -564,7 +579,7 @@ class _Builder:
                     self.generate_implied_end_tags(node.name)
                     self.pop_until(node.name)
                     break
-                if node.is_html(*_SPECIAL) and not node.is_html("address", "div", "p"):
+                if node.is_special() and not node.is_html("address", "div", "p"):
                     break
             self.close_p_in_button_scope()
             self.insert_element(name, attributes)
@@ -745,11 +760,11 @@ class _Builder:
     def _any_other_end(self, name: str) -> None:
         for index in range(len(self.stack) - 1, -1, -1):
             node = self.stack[index]
-            if node.name == name and (node.foreign or node.is_html(name)):
+            if node.is_html(name):
                 self.generate_implied_end_tags(name)
                 del self.stack[index:]
                 return
-            if node.is_html(*_SPECIAL):
+            if node.is_special():
                 return
 
     def _in_table(self, token: Token) -> None:
