@@ -91,7 +91,7 @@ HTML_MARKDOWN: Final = json.loads((Path(__file__).parent / "data" / "html-markdo
 
 
 def test_html_bodies_convert_as_the_original_does() -> None:
-    """§14: every recorded HTML body (811, recorded from the original's web_fetch) converts to the same markdown."""
+    """§14: every recorded HTML body (825, recorded from the original's web_fetch) converts to the same markdown."""
     disagreements = [
         (group, html, expected, html_to_markdown(html))
         for group, html, expected in HTML_MARKDOWN["cases"]
