@@ -1,11 +1,14 @@
 """An HTML document tree built by the WHATWG tree-construction algorithm, and its serialization.
 
-The builder follows the standard's insertion modes for body content (implied end tags, list items, headings,
-the adoption agency for misnested formatting, the reconstruction of active formatting elements), tables
-(implied sections and rows, cells, captions, column groups, foster parenting of misplaced content), ``select``,
-the raw-text and RCDATA elements, and foreign ``svg`` / ``math`` subtrees (kept as elements; their own
-attribute-case and integration-point rules are not reproduced). A document without a DOCTYPE is in quirks mode,
-so ``<table>`` does not close an open ``<p>``. Templates and framesets are read as ordinary elements.
+The builder follows the insertion modes that body content reaches (implied end tags, list items, headings, the
+adoption agency for misnested formatting, the reconstruction of active formatting elements), tables (implied
+sections and rows, cells, captions, column groups, foster parenting of misplaced content), ``select``, templates
+(their contents outside the tree), the raw-text and RCDATA elements, and foreign ``svg`` / ``math`` content with
+its integration points. Where the original's parser (domino) departs from the current standard, the builder
+follows the parser: ``noscript`` is markup in the body, ``select`` takes no ``hr``, ``</p>`` and ``</br>`` in
+foreign content take its end-tag rules. A document without a DOCTYPE is in quirks mode, so ``<table>`` does not
+close an open ``<p>``. Framesets are read as ordinary elements; foreign tag and attribute names keep the case the
+tokenizer gives them (lower case).
 """
 
 from __future__ import annotations
