@@ -152,3 +152,70 @@ def test_an_unknown_capability_is_a_warning(tmp_path: Path) -> None:
     )
     assert status == 1, output
     assert "unknown capability 'wrapers': the known ones are" in output
+
+
+# --- the session's verdict, as toolcontract check gives it -----------------------------------------------
+
+
+def test_a_session_in_which_nothing_passed_fails(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-k", "skip- or ok-mcp")
+    assert status == 1, output
+    assert "2 skipped" in output
+    assert "toolcontract: by-name 0.1 (python): NOTHING PASSED: 0 passed, 0 failed, 0 errored, 2 skipped of 2" in output
+
+
+def test_a_session_of_known_failures_only_fails(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"formatVersion": 1, "knownFailures": [{"scenario": "bad-meta"}]}))
+    arguments = ("--impl", "fake_suite:implementation", "--baseline", str(baseline), "-k", "bad-meta")
+    status, output = pytest_run(tmp_path, *arguments)
+    assert status == 1, output
+    assert (
+        "1 xfailed" in output and ": NOTHING PASSED: 0 passed, 0 failed, 0 errored, 0 skipped, 1 known of 1" in output
+    )
+
+
+def test_a_passing_session_says_so(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-k", "ok-")
+    assert status == 0, output
+    assert "toolcontract: by-name 0.1 (python): PASS: 2 passed, 0 failed, 0 errored, 1 skipped of 3 scenarios" in output
+
+
+def test_a_failing_session_gives_the_verdict_too(full_run: tuple[int, str]) -> None:
+    status, output = full_run
+    assert status == 1
+    assert "toolcontract: by-name 0.1 (python): FAIL: 2 passed, 1 failed, 1 errored, 2 skipped of 6 scenarios" in output
+
+
+def test_fail_on_skip(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-k", "ok-", "--fail-on-skip")
+    assert status == 1, output
+    assert "2 passed, 1 skipped" in output  # the tests keep their outcomes; the session fails
+    assert ": FAIL (1 skipped, with --fail-on-skip): 2 passed, 0 failed, 0 errored, 1 skipped of 3" in output
+    status, output = pytest_run(
+        tmp_path / "none", "--impl", "fake_suite:implementation", "-k", "ok-p", "--fail-on-skip"
+    )
+    assert status == 0, output
+
+
+def test_required_capabilities(tmp_path: Path) -> None:
+    arguments = ("--impl", "fake_suite:implementation", "-k", "ok-plain")
+    status, output = pytest_run(tmp_path, *arguments, "--require", "mcp", "--require", "wrappers", "--require", "spill")
+    assert status == 1, output
+    assert ": FAIL (does not declare the required capabilities mcp, spill): 1 passed" in output
+    status, output = pytest_run(tmp_path / "declared", *arguments, "--require", "wrappers")
+    assert status == 0, output
+    status, output = pytest_run(tmp_path / "blank", *arguments, "--require", " ")
+    assert status == 4 and "--require is empty: name the capability" in output
+
+
+def test_a_session_stopped_early_is_interrupted(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-x", "-k", "bad-meta or ok-plain")
+    assert status == 1, output
+    assert ": INTERRUPTED (after 1 of 2 scenarios): 0 passed, 1 failed" in output
+
+
+def test_an_implementation_that_never_started_gives_no_verdict(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} wrong-version", "-k", "ok-plain")
+    assert status == 1, output
+    assert "toolcontract: " not in output

@@ -7,6 +7,11 @@ the first differing JSON path and the rules otherwise, and is skipped only when 
 the scenario (a declared missing capability, or its own ``skipped`` answer, with its message). Without
 ``--impl`` or ``--impl-cmd`` the bundled reference is checked, in-process.
 
+The session ends with the verdict ``toolcontract check`` gives the same run, judged by the same code
+(:func:`~toolcontract_conformance.report.run_json`, under the same ``--require`` and ``--fail-on-skip``), in one
+line of the terminal summary; a verdict other than PASS (nothing passed, a required capability missing, a skip
+under ``--fail-on-skip``) fails a session whose tests all passed.
+
 The plugin is loaded by every pytest run in an environment where the kit is installed, so it only adds
 options and fixtures; it does nothing until its test module is collected. It also makes the renderer
 toolkit's ``native_snapshot`` fixture available to any test suite.
@@ -16,9 +21,11 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +34,16 @@ import pytest
 from toolcontract_conformance.adapters.inprocess import InProcess
 from toolcontract_conformance.adapters.subprocess import Subprocess
 from toolcontract_conformance.baseline import Baseline, BaselineError
+from toolcontract_conformance.display import visible
 from toolcontract_conformance.exceptions import AdapterError
+from toolcontract_conformance.golden_source import golden_source_of
 from toolcontract_conformance.implementation import Implementation, ImplementationInfo
+from toolcontract_conformance.report import Policy, Run, run_json, verdict_line
 from toolcontract_conformance.runner import (
     DEFAULT_MAX_FAILURES,
     GoldenLookup,
+    ScenarioResult,
+    SuiteResult,
     Watchdog,
     apply_baseline,
     capability_warning,
@@ -45,6 +57,8 @@ _DEFAULT_IMPLEMENTATION = "toolcontract_conformance.adapters.reference:implement
 _RENDERER_TOOLKIT = "toolcontract_conformance.renderer_toolkit"
 _SCENARIOS_KEY = pytest.StashKey[list[dict[str, Any]]]()
 _SESSION_KEY = pytest.StashKey["ConformanceSession"]()
+_SELECTED_KEY = pytest.StashKey[int]()
+_VERDICT_KEY = pytest.StashKey[dict[str, Any]]()
 _FIXTURE = "toolcontract_conformance"
 
 
@@ -63,6 +77,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"declare the implementation unresponsive after N scenarios in a row time out or crash "
         f"(default {DEFAULT_MAX_FAILURES}, 0: never)",
     )
+    group.addoption(
+        "--require",
+        action="append",
+        default=[],
+        metavar="CAPABILITY",
+        help="fail the session if the implementation does not declare CAPABILITY (repeatable)",
+    )
+    group.addoption("--fail-on-skip", action="store_true", help="fail the session if any scenario was skipped")
     group.addoption("--validate-protocol", action="store_true", help="check every protocol message")
     group.addoption("--scenarios-dir", metavar="DIR", help="scenario files (default: the kit's own)")
     group.addoption("--goldens-dir", metavar="DIR", help="golden transcripts (default: the kit's own)")
@@ -137,16 +159,21 @@ class ConformanceSession:
     """The implementation under test for a pytest session, started once, and what judges its answers.
 
     After ``watchdog.max_failures`` scenarios in a row time out or crash, the implementation is unresponsive:
-    every later test fails at once with that reason, without running.
+    every later test fails at once with that reason, without running. ``results`` holds every scenario's
+    judged result, in the order run, from which :meth:`verdict` judges the session under ``policy``.
     """
 
     implementation: Implementation
     goldens: GoldenLookup
     baseline: Baseline | None = None
     watchdog: Watchdog = field(default_factory=Watchdog)
+    policy: Policy = field(default_factory=Policy)
+    results: list[ScenarioResult] = field(default_factory=list)
     _info: ImplementationInfo | None = None
     _start_error: str | None = None
     _seq: Iterator[int] = field(default_factory=itertools.count)
+    _started: str = ""
+    _began: float = 0.0
 
     @property
     def info(self) -> ImplementationInfo:
@@ -154,6 +181,8 @@ class ConformanceSession:
         if self._start_error is not None:
             pytest.fail(self._start_error, pytrace=False)
         if self._info is None:
+            self._started = datetime.now(UTC).isoformat(timespec="seconds")
+            self._began = time.perf_counter()
             try:
                 self._info = self.implementation.start()
             except AdapterError as error:
@@ -168,10 +197,13 @@ class ConformanceSession:
         """Run one scenario and pass, fail, skip or xfail (baseline) the current test accordingly."""
         info = self.info
         if self.watchdog.gives_up_on(scenario, info):
-            pytest.fail(self.watchdog.not_run(scenario).explain(), pytrace=False)
-        result = run_scenario(self.implementation, info, next(self._seq), scenario, self.goldens(str(scenario["id"])))
-        self.watchdog.record(result)
-        result = apply_baseline(result, self.baseline)
+            result = self.watchdog.not_run(scenario)
+        else:
+            golden = self.goldens(str(scenario["id"]))
+            result = run_scenario(self.implementation, info, next(self._seq), scenario, golden)
+            self.watchdog.record(result)
+        result = apply_baseline(replace(result, golden_source=golden_source_of(scenario)), self.baseline)
+        self.results.append(result)
         if result.baseline == "known-failure":
             pytest.xfail(f"known failure (baseline){': ' + result.baseline_note if result.baseline_note else ''}")
         if result.baseline in ("stale", "unlisted"):
@@ -186,6 +218,21 @@ class ConformanceSession:
         if self._info is not None:
             self.implementation.stop()
 
+    def verdict(self, selected: int | None = None) -> dict[str, Any] | None:
+        """The session's run as the JSON report has it, judged under ``policy`` as ``toolcontract check`` judges
+        it (``None`` when the implementation never started). ``selected``: how many scenarios were to run, when
+        the session stopped before all of them did."""
+        if self._info is None:
+            return None
+        suite = SuiteResult(
+            self._info,
+            tuple(self.results),
+            seconds=time.perf_counter() - self._began,
+            started=self._started,
+            unresponsive=self.watchdog.unresponsive,
+        )
+        return run_json(Run(suite, selected=selected), self.policy)
+
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Before any scenario runs, set up the implementation and the baseline: what is wrong with either (a bad
@@ -194,11 +241,45 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         config.stash[_SESSION_KEY] = _conformance_session(config)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count the scenarios selected to run (after ``-k``, ``-m`` and the like)."""
+    session.config.stash[_SELECTED_KEY] = sum(_FIXTURE in getattr(item, "fixturenames", ()) for item in session.items)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    """Judge the session's run; a verdict other than PASS fails a session that would otherwise pass."""
+    conformance = session.config.stash.get(_SESSION_KEY, None)
+    if conformance is None:
+        return
+    stopped = bool(session.shouldstop or session.shouldfail) or exitstatus == pytest.ExitCode.INTERRUPTED
+    entry = conformance.verdict(session.config.stash.get(_SELECTED_KEY, None) if stopped else None)
+    if entry is None:
+        return
+    session.config.stash[_VERDICT_KEY] = entry
+    if entry["verdict"] != "pass" and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int | pytest.ExitCode, config: pytest.Config
+) -> None:
+    """The verdict line: ``toolcontract: NAME VERSION (LANGUAGE): NOTHING PASSED: 0 passed, …``."""
+    entry = config.stash.get(_VERDICT_KEY, None)
+    if entry is None:
+        return
+    implementation = entry["implementation"]
+    line = f"toolcontract: {implementation['name']} {implementation['version']} ({implementation['language']}): "
+    passed = entry["verdict"] == "pass"
+    terminalreporter.write_line(visible(line + verdict_line(entry)), green=passed, red=not passed, bold=True)
+
+
 @pytest.fixture(scope="session")
 def toolcontract_conformance(request: pytest.FixtureRequest) -> Iterator[ConformanceSession]:
     """The session's :class:`ConformanceSession`: the implementation named by the options, and its judge."""
     config = request.config
-    session = config.stash.get(_SESSION_KEY, None) or _conformance_session(config)
+    if _SESSION_KEY not in config.stash:
+        config.stash[_SESSION_KEY] = _conformance_session(config)
+    session = config.stash[_SESSION_KEY]
     yield session
     session.stop()
 
@@ -230,7 +311,15 @@ def _conformance_session(config: pytest.Config) -> ConformanceSession:
     max_failures: int = config.getoption("max_failures")
     if max_failures < 0:
         raise pytest.UsageError(f"--max-failures {max_failures}: give 0 (never give up) or more")
-    return ConformanceSession(implementation, goldens, baseline, Watchdog(max_failures))
+    return ConformanceSession(implementation, goldens, baseline, Watchdog(max_failures), _policy(config))
+
+
+def _policy(config: pytest.Config) -> Policy:
+    required: list[str] = config.getoption("require")
+    for capability in required:
+        if not capability.strip():
+            raise pytest.UsageError("--require is empty: name the capability")
+    return Policy(tuple(dict.fromkeys(required)), bool(config.getoption("fail_on_skip")))
 
 
 def _baseline(config: pytest.Config) -> Baseline | None:
