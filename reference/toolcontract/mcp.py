@@ -344,7 +344,7 @@ def mcp_tool(
         raise TypeError("an MCP tool needs a string name")
     execution = spec.get("execution")
     task_only = isinstance(execution, Mapping) and execution.get("taskSupport") == "required"
-    # the enriched projection prepared in execute, for finalize_content (keyed by the call's token)
+    # the image projection prepared in execute, for finalize_content (keyed by the call's token)
     prepared: weakref.WeakKeyDictionary[DispatchToken, _Prepared] = weakref.WeakKeyDictionary()
 
     def render(args: JsonValue, value: JsonValue) -> list[dict[str, Any]]:
