@@ -65,15 +65,17 @@ class SchemaNode:
 def build_nodes(schema: Any) -> tuple[SchemaNode, list[SchemaNode]]:
     """Build the node tree of a schema that passed the subset check; also return every node, children first.
 
-    A schema object shared by several parents becomes one shared node. Iterative: any depth.
+    A schema object shared by several parents becomes one shared node, and so do alike leaves. Iterative: any
+    depth.
     """
-    built: dict[int, SchemaNode] = {}
+    # keyed by a schema object's id, and by what a leaf checks
+    built: dict[Any, SchemaNode] = {}
     order: list[SchemaNode] = []
     root = run_walk(_build(schema, built, order))
     return root, order
 
 
-def _build(schema: Any, built: dict[int, SchemaNode], order: list[SchemaNode]) -> Step[SchemaNode]:
+def _build(schema: Any, built: dict[Any, SchemaNode], order: list[SchemaNode]) -> Step[SchemaNode]:
     existing = built.get(id(schema))
     if existing is not None:
         return existing
@@ -108,23 +110,36 @@ def _build(schema: Any, built: dict[int, SchemaNode], order: list[SchemaNode]) -
     return node
 
 
-def _leaf(schema: Any, built: dict[int, SchemaNode], order: list[SchemaNode]) -> SchemaNode | None:
-    """The node of a schema already built or without child schemas (built at once, no walk step), else ``None``."""
+def _leaf(schema: Any, built: dict[Any, SchemaNode], order: list[SchemaNode]) -> SchemaNode | None:
+    """The node of a schema already built or without child schemas (built at once, no walk step), else ``None``.
+
+    Leaves that check the same thing share one node (a node knows nothing of where it is), so a wide schema of
+    alike properties compiles one check, not one per property.
+    """
     existing = built.get(id(schema))
     if existing is not None:
         return existing
     if "oneOf" in schema:
         return None
     kind = schema.get("type")
-    if kind is None:
-        node = SchemaNode("any")
-    elif kind in ("object", "array"):
+    if kind in ("object", "array"):
         return None
+    node: SchemaNode | None
+    if kind is None or ("enum" not in schema and "const" not in schema):
+        key: tuple[str, ...] = (kind or "any",)
+        node = built.get(key)
+        if node is None:
+            node = built[key] = SchemaNode(kind or "any")
+            order.append(node)
     else:
-        node = SchemaNode(kind)
-        _set_scalar_constraints(node, schema)
+        fresh = SchemaNode(kind)
+        _set_scalar_constraints(fresh, schema)
+        key = (kind, fresh.enum_json, fresh.const_json)
+        node = built.get(key)
+        if node is None:
+            node = built[key] = fresh
+            order.append(node)
     built[id(schema)] = node
-    order.append(node)
     return node
 
 

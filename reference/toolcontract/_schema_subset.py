@@ -20,9 +20,9 @@ from toolcontract._schema_walk import Step, run_walk
 from toolcontract._text_cache import TextKeyedCache
 from toolcontract.errors import JsonSchemaError
 from toolcontract.frozen import FrozenDict
-from toolcontract.jsonvalue import es_key_order
+from toolcontract.jsonvalue import JsonValue, NotLosslessJson, es_key_order, snapshot_json
 
-__all__ = ["assert_object_schema", "assert_supported_schema", "schema_violations"]
+__all__ = ["assert_object_schema", "assert_supported_schema", "schema_violations", "supported_copy"]
 
 _UNSUPPORTED_KEYWORD: Final = (
     "is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const"
@@ -62,6 +62,22 @@ def assert_supported_schema(schema: object, path: str = "schema") -> None:
     violations = schema_violations(schema, path)
     if violations:
         raise JsonSchemaError(violations)
+
+
+def supported_copy(schema: object, path: str = "schema") -> JsonValue:
+    """The frozen copy of a supported schema; raises :class:`JsonSchemaError` like :func:`assert_supported_schema`.
+
+    The subset is checked on the copy (the same violations: the walk reads keys in ECMAScript order either way),
+    so the copy's text, remembered by identity, is the one key its compiled forms are cached under.
+    """
+    try:
+        copy = without_collector(snapshot_json, schema)
+    except NotLosslessJson:
+        # a schema that is not lossless JSON breaks a rule of the subset, which the walk names
+        assert_supported_schema(schema, path)
+        raise AssertionError("a schema that is not lossless JSON passed the subset check") from None
+    assert_supported_schema(copy, path)
+    return copy
 
 
 def assert_object_schema(schema: object) -> None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from types import CoroutineType, GeneratorType
 from typing import Any, Final, TypeAlias
 
-from toolcontract._collector import without_collector
 from toolcontract._fused import FusedNormalization, OutputRejected
 from toolcontract.content import error_content, text_of_block
 from toolcontract.decisions import (
@@ -65,7 +64,7 @@ from toolcontract.result import (
     success_fields,
     tool_error_result,
 )
-from toolcontract.schema import Validator, assert_supported_schema, compile_validator
+from toolcontract.schema import Validator, compile_validator, supported_copy
 from toolcontract.signal import AbortSignal, fuse_signals
 
 __all__ = [
@@ -354,7 +353,7 @@ class Registry:
         output = _output_declaration(getattr(definition, "output", None))
         if output is None:
             raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentationMeta? }}')
-        assert_supported_schema(output.schema)
+        schema = supported_copy(output.schema)
         timeout_ms = getattr(definition, "timeout_ms", None)
         if timeout_ms is not None and not is_positive_finite(timeout_ms):
             raise TypeError(f'tool "{name}" timeoutMs must be a positive finite number')
@@ -368,8 +367,6 @@ class Registry:
                 f'tool "{name}" is already registered (for a per-agent variant, register through that '
                 "agent's `agent.ctx` instead)"
             )
-        # a schema's frozen copy is kept: copying a large one with the collector on triggers full collections
-        schema = without_collector(snapshot_json, output.schema)
         entry = _RegisteredTool(
             name,
             definition,

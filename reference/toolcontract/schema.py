@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from toolcontract._schema_dsl import compile_parameters, compile_value_schema
-from toolcontract._schema_subset import assert_object_schema, assert_supported_schema, schema_violations
+from toolcontract._schema_subset import (
+    assert_object_schema,
+    assert_supported_schema,
+    schema_violations,
+    supported_copy,
+)
 from toolcontract._schema_validate import Validator, compile_validator
 
 __all__ = [
@@ -14,4 +19,5 @@ __all__ = [
     "compile_validator",
     "compile_value_schema",
     "schema_violations",
+    "supported_copy",
 ]
