@@ -52,3 +52,51 @@ def test_the_readme_python_example_runs() -> None:
     assert blocks
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+
+
+# --- the kit guide's option tables ----------------------------------------------------------------------
+
+KIT_GUIDE = TOOLS.parent / "docs" / "kit.md"
+
+
+def _guide_options(heading: str) -> set[str]:
+    """The options named in the first column of the option table under ``heading`` in docs/kit.md."""
+    import re
+
+    text = KIT_GUIDE.read_text(encoding="utf-8")
+    section = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+    table = section.split("\n| option | meaning |\n", 1)[1].split("\n\n", 1)[0]
+    cells = [row.split(" | ", 1)[0] for row in table.splitlines() if row.startswith("| `")]
+    return {option for cell in cells for option in re.findall(r"`(--?[A-Za-z][\w-]*)", cell)}
+
+
+def test_the_guide_lists_every_option_of_check_and_no_other(capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    from toolcontract_conformance.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--help"])
+    assert exit_.value.code == 0
+    usage = capsys.readouterr().out.split("\noptions:", 1)[0]
+    listed = set(re.findall(r"\[(--?[A-Za-z][\w-]*)", usage)) - {"-h"}
+    assert "--max-failures" in listed and "-k" in listed
+    assert _guide_options("## `toolcontract check`") == listed
+
+
+def test_the_guide_lists_every_option_of_the_plugin_and_no_other() -> None:
+    from toolcontract_conformance import plugin
+
+    added: list[str] = []
+
+    class Group:
+        def addoption(self, *names: str, **settings: object) -> None:
+            added.extend(names)
+
+    class Parser:
+        def getgroup(self, *arguments: object, **settings: object) -> Group:
+            return Group()
+
+    plugin.pytest_addoption(Parser())  # type: ignore[arg-type]
+    assert {"--require", "--fail-on-skip", "--max-failures"} <= set(added)
+    assert _guide_options("## The pytest plugin") == set(added)
