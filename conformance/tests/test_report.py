@@ -550,6 +550,23 @@ def test_html_shows_stderr_collapsed_and_escaped(noisy: dict[str, Any]) -> None:
     assert "stderr" not in context and "unsupported hook" in context
 
 
+def test_a_crashing_adapters_stderr_reaches_every_report(tmp_path: Path) -> None:
+    from fake_suite import write_suite
+
+    from toolcontract_conformance.adapters.subprocess import Subprocess
+    from toolcontract_conformance.runner import golden_directory
+    from toolcontract_conformance.scenario import load_scenarios
+
+    scenarios_dir, goldens_dir = write_suite(tmp_path / "suite", {"ok-plain": ["R-SNAP-1"], "bad-meta": ["R-NEST-2"]})
+    adapter = Subprocess(f"{sys.executable} {HERE / 'misbehaving_adapter.py'} crash-marked", timeout=30)
+    scenarios = [s.data for s in load_scenarios(scenarios_dir)]
+    report = report_json(run_suite(adapter, scenarios, golden_directory(goldens_dir)))
+    crashed = {s["id"]: s for s in report["implementations"][0]["scenarios"]}["bad-meta"]
+    assert crashed["status"] == "errored" and "segmentation fault in bad-meta" in crashed["stderr"]
+    for form in ("md", "html"):
+        assert "adapter: segmentation fault in bad-meta" in render(report, form)
+
+
 # --- HTML in a browser -----------------------------------------------------------------------------------
 
 PROBE = """<script>
