@@ -97,3 +97,26 @@ def test_a_deep_schema_is_cached_by_its_canonical_text() -> None:
     for _ in range(3_000):
         chain = {"type": "array", "items": chain}
     assert compile_validator(chain) is compile_validator(snapshot_json(chain))
+
+
+def test_the_cache_holds_a_bounded_length_of_text() -> None:
+    """Compiled forms of large schemas do not pile up: the oldest go once the texts' length passes the budget."""
+    from toolcontract._text_cache import TextKeyedCache
+
+    compiled: list[Any] = []
+    cache: TextKeyedCache[int] = TextKeyedCache(size=10, budget=100)
+
+    def compile_(data: Any) -> int:
+        compiled.append(data)
+        return len(compiled)
+
+    small, large = ["a"], ["x" * 60]
+    assert cache.get(small, compile_) == cache.get(small, compile_) == 1
+    assert cache.get(large, compile_) == 2
+    assert cache.get(["y" * 60], compile_) == 3  # past the budget: the oldest entries go, first to last
+    assert cache.get(large, compile_) == 4
+    assert cache.get(small, compile_) == 5
+    assert cache.get(large, compile_) == 4
+    assert cache.get(["z" * 500], compile_) == 6  # longer than the whole budget, and still kept
+    assert cache.get(["z" * 500], compile_) == 6
+    assert cache.get(small, compile_) == 7

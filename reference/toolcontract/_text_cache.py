@@ -1,4 +1,4 @@
-"""A bounded cache of things compiled from JSON data, keyed by the data's canonical JSON text."""
+"""A bounded cache of things compiled from JSON data, keyed by the data's JSON text."""
 
 from __future__ import annotations
 
@@ -20,11 +20,15 @@ class TextKeyedCache(Generic[_T]):
 
     Only for compilations that are pure functions of the data's JSON text and whose results are never mutated.
     The text is the data's compact JSON in its own key order, so data written in another key order is compiled
-    once more: a miss, never a wrong hit.
+    once more: a miss, never a wrong hit. At most ``size`` entries are kept, and texts of at most ``budget``
+    characters in all (a compiled form is about as large as its text), the oldest dropped first; the newest
+    entry is kept whatever its length.
     """
 
-    def __init__(self, size: int = 512) -> None:
+    def __init__(self, size: int = 512, budget: int = 1 << 23) -> None:
         self._size = size
+        self._budget = budget
+        self._held = 0
         self._entries: dict[str, _T] = {}
 
     def get(self, data: Any, compile_: Callable[[Any], _T], *extra_key: str) -> _T:
@@ -38,15 +42,22 @@ class TextKeyedCache(Generic[_T]):
         except KeyError:
             pass
         compiled = compile_(data)
-        if len(self._entries) >= self._size:
-            self._entries.pop(next(iter(self._entries)))
-        self._entries[key] = compiled
+        entries = self._entries
+        while entries and (len(entries) >= self._size or self._held + len(key) > self._budget):
+            oldest = next(iter(entries))
+            del entries[oldest]
+            self._held -= len(oldest)
+        entries[key] = compiled
+        self._held += len(key)
         return compiled
 
 
-# Frozen data cannot change, so its text can be remembered by identity (holding the object keeps its id unique).
+# Frozen data cannot change, so its text can be remembered by identity (holding the object keeps its id unique),
+# for a few objects and a bounded length of text in all.
 _RECENT_TEXTS: dict[int, tuple[Any, str | None]] = {}
 _RECENT_SIZE = 256
+_RECENT_BUDGET = 1 << 23
+_recent_held = 0
 
 
 def _text_of(data: Any) -> str | None:
@@ -55,10 +66,14 @@ def _text_of(data: Any) -> str | None:
     remembered = _RECENT_TEXTS.get(id(data))
     if remembered is not None and remembered[0] is data:
         return remembered[1]
+    global _recent_held
     text = _json_text(data)
-    if len(_RECENT_TEXTS) >= _RECENT_SIZE:
-        _RECENT_TEXTS.pop(next(iter(_RECENT_TEXTS)))
+    length = len(text) if text is not None else 0
+    while _RECENT_TEXTS and (len(_RECENT_TEXTS) >= _RECENT_SIZE or _recent_held + length > _RECENT_BUDGET):
+        oldest = _RECENT_TEXTS.pop(next(iter(_RECENT_TEXTS)))[1]
+        _recent_held -= len(oldest) if oldest is not None else 0
     _RECENT_TEXTS[id(data)] = (data, text)
+    _recent_held += length
     return text
 
 
