@@ -105,6 +105,31 @@ def test_writer_rejects_non_json() -> None:
         canonical_json((1, 2))
 
 
+class _HostileKey(str):
+    """A str subclass key whose text methods raise: the writer must refuse it without calling them."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: Any) -> str:
+        raise RuntimeError("read the key")
+
+    def isdigit(self) -> bool:
+        raise RuntimeError("read the key")
+
+
+_FOREIGN_KEYS = [1, 1.5, True, ("5",), _HostileKey("1")]
+
+
+@pytest.mark.parametrize("key", _FOREIGN_KEYS, ids=["int", "float", "bool", "tuple", "hostile-str-subclass"])
+@pytest.mark.parametrize("first", [True, False], ids=["before", "after"])
+def test_writer_refuses_a_non_string_key_beside_an_array_index(key: Any, first: bool) -> None:
+    """An array-index key reorders the object; any key that is not exactly a str is still refused, typed."""
+    mapping: dict[Any, Any] = {key: 2, "0": 1} if first else {"0": 1, key: 2}
+    for value in (mapping, {"a": [mapping]}):
+        with pytest.raises(NotLosslessJson) as caught:
+            canonical_json(value)
+        assert caught.value.rejections == [Rejection((), "non-string-key")]
+
 def test_unsafe_integers_print_as_their_double() -> None:
     """An integer outside the safe range prints as ECMAScript prints the nearest double."""
     assert format_number(2**53) == "9007199254740992"

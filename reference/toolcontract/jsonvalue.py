@@ -431,6 +431,10 @@ def format_number(number: int | float) -> str:
 
 def _ordered_items(mapping: dict[str, Any]) -> Any:
     if _needs_reorder(mapping):
+        # reordering reads every key as text: any other key (a str subclass too) is refused before its code runs
+        for key in mapping:
+            if type(key) is not str:
+                raise NotLosslessJson([Rejection((), "non-string-key")])
         return [(k, mapping[k]) for k in es_key_order(list(mapping))]
     return mapping.items()
 
