@@ -1,7 +1,8 @@
-"""Benchmarks: normalization, scaling, dispatch overhead and suite throughput, against same-run baselines.
+"""Benchmarks: normalization, scaling, the cliffs, dispatch overhead, suite throughput, and the original beside us.
 
 Every figure is the median of at least five timed runs after a warm-up, measured in this one process on the
-same data. Run with ``nox -s bench`` (``--quick`` for a shorter run with fewer repetitions).
+same data; the original's figures come from Node in the same run (``bench/upstream.mjs``). Run with
+``nox -s bench`` (``--quick`` for a shorter run with fewer repetitions).
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import itertools
 
+import axes
+import original
 from data import RECORDS, SHA256, generate, schema, sha256_of
 
-from toolcontract import Call, Output, Registry, ToolDefinition, define_tool
+from toolcontract import Call, Output, Registry, ToolDefinition
 from toolcontract.decisions import Accept, Allow
 from toolcontract.jsonvalue import canonical_json, snapshot_json
 from toolcontract.result import DispatchToken
@@ -128,7 +131,7 @@ def normalization(runs: int) -> list[Row]:
     rows.append(("ratio execute / fastjsonschema (target <= 0.75)", whole / fast if fast else float("nan"), "ratio"))
     rows.append(("ratio jsonschema / execute (target >= 15)", slow / whole, "ratio"))
     rows.append(("ratio execute / json round trip", whole / roundtrip, "ratio"))
-    rows.append(("ratio first implementation's execute (2,410 ms) / ours", 2.410 / whole, "ratio"))
+    OURS["execute"] = whole
     return rows
 
 
@@ -188,31 +191,11 @@ def dispatch(runs: int, calls: int) -> list[Row]:
     def body(args: Any, run: Any) -> str:
         return args["text"]
 
-    def trivial_registry() -> Registry:
-        registry = Registry()
-        registry.register(
-            define_tool(
-                name="echo",
-                description="",
-                parameters={"text": {"type": "string"}},
-                output=Output({"type": "string"}, render),
-                execute=body,
-            )
-        )
-        return registry
-
     def per_call(registry: Registry) -> float:
-        call = Call("c", "echo", {"text": "hi"})
+        return axes.per_call(registry, calls, runs)
 
-        async def loop() -> None:
-            execute = registry.execute
-            for _ in range(calls):
-                await execute(call)
-
-        return median_time(lambda: asyncio.run(loop()), runs) / calls
-
-    plain = trivial_registry()
-    hooked = trivial_registry()
+    plain = axes.trivial_registry()
+    hooked = axes.trivial_registry()
 
     async def pre(run: Any, nxt: Any) -> Any:
         return await nxt()
@@ -228,7 +211,7 @@ def dispatch(runs: int, calls: int) -> list[Row]:
     hooked.on_execute(around)
     hooked.on_post_execute(post)
     hooked.on_result(lambda run, result: None)
-    replacing = trivial_registry()
+    replacing = axes.trivial_registry()
     replacing.on_post_execute(lambda run, result, nxt: Accept(value="replaced"))
 
     validator = compile_validator({"type": "string"})
@@ -256,8 +239,103 @@ def dispatch(runs: int, calls: int) -> list[Row]:
         ("baseline bare contract steps", median_time(bare_steps, runs) / calls, "per call"),
     ]
     rows.append(("ratio no hooks / bare steps", rows[0][1] / rows[4][1], "ratio"))
+    OURS["trivial call"] = rows[0][1]
     _ = Allow
     return rows
+
+
+# Our figures on the inputs that bench/upstream.mjs times for the original, as sections measure them.
+OURS: axes.Figures = {}
+# Linear growth: ten times the input in at most fifteen times the time (the cliffs grew 2.6-4.3× per unit).
+GROWTH_TARGET = 1.5
+
+
+def cliffs(runs: int) -> list[Row]:
+    """Where one call's cost once grew faster than its input: cost per unit at two sizes, and invalid values."""
+    figures = {**axes.arguments(runs), **axes.chains(runs), **axes.wide(runs), **axes.bench_value(runs)}
+    OURS.update(figures)
+    rows: list[Row] = []
+
+    def axis(label: str, name: str, sizes: tuple[int, ...], unit: str, scale: float) -> None:
+        per_unit = [figures[f"{name} {size}"] / size for size in sizes]
+        for size, cost in zip(sizes, per_unit, strict=True):
+            rows.append((label.format(size=f"{size:,}"), figures[f"{name} {size}"], f"{cost * scale:,.2f} {unit}"))
+        growth = per_unit[-1] / per_unit[0]
+        span = f"{sizes[0]:,} → {sizes[-1]:,}"
+        rows.append((f"ratio per-{unit.split('/')[1]} growth {span} (target <= {GROWTH_TARGET})", growth, "ratio"))
+
+    axis("execute with arguments nested {size} deep", "arguments", axes.ARGUMENT_DEPTHS, "ns/level", 1e9)
+    axis("execute an items chain {size} deep (schema and value)", "items", axes.CHAIN_DEPTHS, "ns/level", 1e9)
+    axis("register an output schema of {size} properties", "register", axes.WIDTHS, "µs/property", 1e6)
+    axis("its first call, {size} properties", "first call", axes.WIDTHS, "µs/property", 1e6)
+    valid = figures["execute"]
+    rows.append(("execute the benchmark value, valid", valid, ""))
+    rows.append(("the same, invalid in its last record", figures["execute invalid"], ""))
+    rows.append(("the same, not lossless JSON in its last record", figures["execute not lossless"], ""))
+    rows.append(("ratio invalid / valid (target <= 2)", figures["execute invalid"] / valid, "ratio"))
+    rows.append(("ratio not lossless / valid (target <= 2)", figures["execute not lossless"] / valid, "ratio"))
+    return rows
+
+
+ComparisonRow = tuple[str, float, float, str]
+
+
+def upstream(runs: int, calls: int) -> str:
+    """The original measured live on the same inputs, beside our figures from this run."""
+    reason = original.unavailable()
+    if reason is not None:
+        return f"## upstream\n\n(the original is not measured: {reason})"
+    node, theirs = original.measure(min(runs, 5), min(calls, 2_000))
+    needed = {
+        "trivial call": lambda: axes.trivial(runs, calls),
+        "execute": lambda: axes.bench_value(runs),
+        "execute invalid": lambda: axes.bench_value(runs),
+        "arguments 10000": lambda: axes.arguments(runs),
+        "items 500": lambda: axes.chains(runs, axes.SHORT_CHAIN_DEPTHS),
+        "register 10000": lambda: axes.wide(runs),
+    }
+    for name, measure in needed.items():
+        if name not in OURS:
+            OURS.update(measure())
+    ours = OURS
+    assert set(theirs) <= set(ours), f"the original reported figures we do not measure: {set(theirs) - set(ours)}"
+    rows: list[ComparisonRow] = [("a trivial call (per call)", ours["trivial call"], theirs["trivial call"], "µs")]
+
+    def same(label: str, name: str) -> None:
+        rows.append((label, ours[name], theirs[name], "ms"))
+
+    def growth(label: str, small: str, large: str, factor: float) -> None:
+        rows.append((label, ours[large] / ours[small] / factor, theirs[large] / theirs[small] / factor, "ratio"))
+
+    same("one full execute of the benchmark value", "execute")
+    same("the same, invalid in its last record", "execute invalid")
+    same("the same, not lossless JSON in its last record", "execute not lossless")
+    for name in ("execute invalid", "execute not lossless"):
+        label = f"ratio {name.removeprefix('execute ')} / valid"
+        rows.append((label, ours[name] / ours["execute"], theirs[name] / theirs["execute"], "ratio"))
+    for depth in axes.ARGUMENT_DEPTHS:
+        same(f"execute with arguments nested {depth:,} deep", f"arguments {depth}")
+    growth("ratio per-level growth, arguments 10,000 → 100,000 deep", "arguments 10000", "arguments 100000", 10)
+    for depth in axes.SHORT_CHAIN_DEPTHS:
+        same(f"execute an items chain {depth:,} deep", f"items {depth}")
+    growth("ratio per-level growth, items chain 500 → 1,000 deep", "items 500", "items 1000", 2)
+    for count in axes.WIDTHS:
+        same(f"register an output schema of {count:,} properties", f"register {count}")
+        same(f"its first call, {count:,} properties", f"first call {count}")
+    growth("ratio per-property growth of registration, 10,000 → 100,000", "register 10000", "register 100000", 10)
+    growth("ratio per-property growth of the first call, 10,000 → 100,000", "first call 10000", "first call 100000", 10)
+    return format_comparison(f"upstream (the original on Node {node}, measured in this run)", rows)
+
+
+def format_comparison(title: str, rows: list[ComparisonRow]) -> str:
+    lines = [f"## {title}", "", "| measurement | ours | original | original / ours |", "|---|---:|---:|---:|"]
+    for label, ours, theirs, unit in rows:
+        if unit == "ratio":
+            lines.append(f"| {label} | {ours:.2f}× | {theirs:.2f}× | |")
+            continue
+        scale = 1e6 if unit == "µs" else 1e3
+        lines.append(f"| {label} | {ours * scale:,.2f} {unit} | {theirs * scale:,.2f} {unit} | {theirs / ours:.1f}× |")
+    return "\n".join(lines)
 
 
 def judge_million_keys(runs: int) -> Row:
@@ -330,13 +408,17 @@ def format_rows(title: str, rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+SECTIONS = ["normalization", "scaling", "cliffs", "dispatch", "suite", "upstream"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="five runs everywhere and fewer dispatch calls")
-    parser.add_argument("--only", choices=["normalization", "scaling", "dispatch", "suite"], action="append")
+    parser.add_argument("--only", choices=SECTIONS, action="append")
     options = parser.parse_args(argv)
     runs = 5 if options.quick else 7
-    sections = options.only or ["normalization", "scaling", "dispatch", "suite"]
+    calls = 5_000 if options.quick else 20_000
+    sections = options.only or SECTIONS
     print(
         f"# toolcontract benchmarks — {platform.python_implementation()} {platform.python_version()}, "
         f"{platform.machine()}, {time.strftime('%Y-%m-%d')}\n"
@@ -347,10 +429,16 @@ def main(argv: list[str] | None = None) -> int:
             rows = normalization(runs)
         elif section == "scaling":
             rows = scaling(runs)
+        elif section == "cliffs":
+            rows = cliffs(runs)
         elif section == "dispatch":
-            rows = dispatch(runs, 5_000 if options.quick else 20_000)
-        else:
+            rows = dispatch(runs, calls)
+        elif section == "suite":
             rows = suite(runs)
+        else:
+            print(upstream(runs, calls))
+            print(f"\n({section}: {time.perf_counter() - started:.0f} s)\n", flush=True)
+            continue
         print(format_rows(section, rows))
         print(f"\n({section}: {time.perf_counter() - started:.0f} s)\n", flush=True)
     _ = canonical_json

@@ -1,0 +1,52 @@
+"""The original TypeScript registry measured live: ``bench/upstream.mjs`` run by Node on the benchmark's inputs."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from axes import Figures
+from data import SHA256, generate, schema
+
+HERE: Final = Path(__file__).parent
+SCRIPT: Final = HERE / "upstream.mjs"
+INSTALLED: Final = HERE.parent / "implementations" / "typescript-dsh-tools" / "node_modules" / "@deepseek-ai"
+MINIMUM_NODE: Final = 20
+
+
+def unavailable() -> str | None:
+    """Why the original cannot be measured here (no Node 20 or newer, packages not installed), or ``None``."""
+    node = shutil.which("node")
+    if node is None:
+        return "node is not on PATH"
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    match = re.fullmatch(r"v(\d+)\..*", version)
+    if match is None or int(match.group(1)) < MINIMUM_NODE:
+        return f"node {version or '(unknown version)'} is older than {MINIMUM_NODE}"
+    missing = [name for name in ("dsh-tools", "cordis", "dsh-system-prompt") if not (INSTALLED / name).is_dir()]
+    if missing:
+        return f"implementations/typescript-dsh-tools/node_modules lacks {', '.join(missing)} (run npm ci there)"
+    return None
+
+
+def measure(runs: int, calls: int) -> tuple[str, Figures]:
+    """Node's version and the original's figures; the benchmark value is handed over as its exact bytes."""
+    value_text = json.dumps(generate(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    with tempfile.TemporaryDirectory(prefix="toolcontract-bench-") as directory:
+        value_path = Path(directory) / "value.json"
+        value_path.write_bytes(value_text)
+        (Path(directory) / "schema.json").write_text(json.dumps(schema()), encoding="utf-8")
+        # stderr passes through: the script reports each figure as it is measured
+        completed = subprocess.run(
+            ["node", str(SCRIPT), str(value_path), SHA256, str(runs), str(calls)],
+            stdout=subprocess.PIPE,
+            text=True,
+            check=True,
+        )
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    return report["node"], {name: float(seconds) for name, seconds in report["figures"].items()}
