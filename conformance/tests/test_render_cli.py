@@ -74,3 +74,11 @@ def test_render_failure(tmp_path: Path) -> None:
 def test_bad_usage() -> None:
     """Missing arguments exit 2 (argparse's usage error)."""
     assert _run()[0] == EXIT_INVALID
+
+
+def test_a_config_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
+    """A cap the family refuses (not a positive integer) is exit 2 and one line, never a traceback."""
+    glob = _file(tmp_path, "g.json", {"root": ".", "paths": ["a"]})
+    code, out, err = _run("glob", glob, "--config", _file(tmp_path, "c.json", {"max_results": 0}))
+    assert (code, out) == (EXIT_INVALID, "")
+    assert err.startswith("toolcontract render: bad config for glob: ") and err.count("\n") == 1

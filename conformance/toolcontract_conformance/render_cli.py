@@ -113,7 +113,7 @@ def render_command(argv: list[str], *, stdout: TextIO | None = None, stderr: Tex
     except _UsageError as error:
         _write(err, f"toolcontract render: {error}\n")
         return EXIT_INVALID
-    except TypeError as error:
+    except (TypeError, ValueError) as error:
         _write(err, f"toolcontract render: bad config for {options.family}: {error}\n")
         return EXIT_INVALID
     except ToolOutputError as error:
