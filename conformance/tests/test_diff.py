@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -135,18 +133,14 @@ def test_deep_objects_and_a_missing_deep_member() -> None:
     assert (missing.where, missing.kind, missing.expected) == ("$.x", "missing", deep_object)
 
 
-def test_many_keys_are_judged_in_linear_time() -> None:
-    def seconds(keys: int) -> float:
-        members = ",".join(f'"k{i}":{i}' for i in range(keys))
-        expected = ('{"steps":{' + members + "}}").encode()
-        actual = expected.replace(f'"k{keys - 1}":{keys - 1}'.encode(), f'"k{keys - 1}":-1'.encode())
-        began = time.process_time()
-        [first] = compare(expected, actual)
-        assert first.path == ("steps", f"k{keys - 1}")
-        return time.process_time() - began
-
-    small, large = min(seconds(25_000) for _ in range(3)), min(seconds(200_000) for _ in range(2))
-    assert large / small < 8 * 2.5, (small, large)  # 8 times the keys; quadratic would be 64 times the time
+def test_many_keys_are_judged() -> None:
+    # How the time grows with the keys is a benchmark row (bench/run.py, judge_million_keys), not a test.
+    keys = 200_000
+    members = ",".join(f'"k{i}":{i}' for i in range(keys))
+    expected = ('{"steps":{' + members + "}}").encode()
+    actual = expected.replace(f'"k{keys - 1}":{keys - 1}'.encode(), f'"k{keys - 1}":-1'.encode())
+    [first] = compare(expected, actual)
+    assert (first.path, first.expected, first.actual) == (("steps", f"k{keys - 1}"), str(keys - 1), "-1")
 
 
 def test_an_ignored_difference_does_not_hide_a_changed_key_order() -> None:
@@ -182,24 +176,18 @@ def test_first_difference_is_the_common_prefix_length(prefix: str, left: str, ri
     assert first_difference(left, right) == naive
 
 
-def test_a_difference_at_the_end_of_10_mb_is_located_quickly() -> None:
+def test_a_difference_at_the_end_of_10_mb_is_located() -> None:
     expected, actual = "a" * 10_000_000 + "b", "a" * 10_000_000 + "c"
-    began = time.process_time()
     assert first_difference(expected, actual) == 10_000_000
     before, after = excerpts(expected, actual)
-    seconds = time.process_time() - began
     assert before is not None and after is not None and (before.start, after.end) == (9_999_920, 10_000_001)
-    assert seconds < 0.15, seconds  # a character-by-character scan in Python takes about a second
 
 
 def test_the_diff_locates_long_strings_with_the_same_scan() -> None:
     # The diff says where strings part, and a difference of form where it starts, with the display's scan.
     long = "a" * 3_000_000
-    began = time.process_time()
     [value] = diff('{"t":"' + long + 'X"}', '{"t":"' + long + 'Y"}')
     [form] = diff('{"t":"' + long + 'X"}', '{"t":"' + long + '\\u0058"}')
-    seconds = time.process_time() - began
     assert "strings part at character 3000000" in value.detail
     assert (form.kind, form.detail) == ("format", "the same data written differently, from character 3000006")
-    assert seconds < 1.0, seconds
     assert not hasattr(diff_module, "_common_prefix_length")  # one scan, display.first_difference

@@ -195,12 +195,10 @@ class Hanging(Scripted):
 
 
 def test_an_in_process_hang_on_every_scenario_ends_the_run() -> None:
-    began = time.perf_counter()
     warnings: list[str] = []
     implementation = InProcess(Hanging(), timeout=0.2)
     ids = ["hang1", "hang2", "hang3", "ok", "hang4"]
     suite = run_suite(implementation, [scenario(i) for i in ids], goldens, max_failures=2, warn=warnings.append)
-    assert time.perf_counter() - began < 2
     assert [result.context.get("kind") for result in suite.results] == ["timed-out"] * 2 + ["unresponsive"] * 3
     assert suite.unresponsive.startswith("the implementation is unresponsive: 2 scenarios in a row went unanswered")
     assert not suite.ok
