@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import struct
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -16,6 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolcontract._fused import FusedNormalization, OutputRejected
+from toolcontract._text_cache import TextKeyedCache
 from toolcontract.frozen import FrozenDict, FrozenList
 from toolcontract.jsonvalue import (
     MAX_SAFE_INTEGER,
@@ -129,6 +134,7 @@ def test_writer_refuses_a_non_string_key_beside_an_array_index(key: Any, first: 
         with pytest.raises(NotLosslessJson) as caught:
             canonical_json(value)
         assert caught.value.rejections == [Rejection((), "non-string-key")]
+
 
 def test_unsafe_integers_print_as_their_double() -> None:
     """An integer outside the safe range prints as ECMAScript prints the nearest double."""
@@ -353,3 +359,76 @@ def test_poison_anywhere_is_rejected(value: Any, poison: Any, data: st.DataObjec
     assert not is_lossless_json(candidate)
     with pytest.raises(NotLosslessJson):
         snapshot_json(candidate)
+
+
+# --- a rejected value is not kept alive by the walk that bailed on it ---------------------------------
+
+
+def _deep(bottom: Any, depth: int = 500) -> list[Any]:
+    """``bottom`` nested deeper than the recursive fast paths go."""
+    value: list[Any] = [bottom]
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _refused(call: Callable[[], Any], error: type[Exception] = NotLosslessJson) -> None:
+    with pytest.raises(error):
+        call()
+
+
+def _is_lossless_deep(walked: Any) -> None:
+    assert not is_lossless_json(_deep(walked))
+
+
+def _text_cache_deep(walked: Any) -> None:
+    assert TextKeyedCache[None]().get(_deep(walked), lambda data: None) is None
+
+
+def _fused(walked: Any) -> None:
+    _refused(lambda: FusedNormalization({}, threshold=1).normalize({"x": walked}), OutputRejected)
+
+
+def _snapshot_while_handling(walked: Any) -> None:
+    try:
+        raise LookupError(walked)
+    except LookupError:
+        _refused(lambda: snapshot_json({"x": [math.nan]}))
+
+
+# Each entry point whose recursive fast path bails on the value, and the value around the walked object.
+_FAST_PATH_BAILS: dict[str, Callable[[Any], None]] = {
+    "snapshot-unsupported": lambda walked: _refused(lambda: snapshot_json({"x": [1, {"y": walked}]})),
+    "snapshot-nan": lambda walked: _refused(lambda: snapshot_json({"x": [math.nan], "y": walked})),
+    "snapshot-non-string-key": lambda walked: _refused(lambda: snapshot_json({"a": {1: walked}})),
+    "snapshot-deep": lambda walked: _refused(lambda: snapshot_json(_deep(walked))),
+    "snapshot-while-handling": _snapshot_while_handling,
+    "is-lossless-deep": _is_lossless_deep,
+    "text-cache-deep": _text_cache_deep,
+    "fused": _fused,
+}
+
+
+@pytest.mark.parametrize("entry", list(_FAST_PATH_BAILS.values()), ids=list(_FAST_PATH_BAILS))
+def test_a_rejected_value_is_not_kept_alive(entry: Callable[[Any], None]) -> None:
+    """A fast path that bails leaves nothing behind: no traceback or context of its bail holds what it walked."""
+    walked = _Opaque()
+    alive = weakref.ref(walked)
+    for _ in range(3):
+        entry(walked)
+    del walked
+    gc.collect()
+    assert alive() is None
+
+
+def test_rejected_values_leave_no_objects_behind() -> None:
+    """10,000 rejected snapshots: the number of live objects stays where it was."""
+    value = {"x": [math.nan]}
+    for _ in range(10):
+        _refused(lambda: snapshot_json(value))
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(10_000):
+        _refused(lambda: snapshot_json(value))
+    gc.collect()
+    assert len(gc.get_objects()) - before < 1_000

@@ -184,10 +184,11 @@ def plain_str(value: object) -> str | None:
 
 
 class _Bail(Exception):
-    """The fast copy met something it does not handle; the thorough walk takes over."""
+    """The fast copy met something it does not handle; the thorough walk takes over.
 
-
-_BAIL: Final = _Bail()
+    Raised as the class, a new instance each time: a shared instance would gather the traceback (and the
+    context) of every raise, whose frames hold the values walked and their partial copies.
+    """
 
 
 def _fast_copy(value: Any, depth: int) -> Any:
@@ -197,26 +198,26 @@ def _fast_copy(value: Any, depth: int) -> Any:
     if kind is int:
         if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             return value
-        raise _BAIL
+        raise _Bail
     if kind is float:
         if value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0):
             return value
-        raise _BAIL
+        raise _Bail
     if depth > _FAST_DEPTH:
-        raise _BAIL
+        raise _Bail
     if kind is dict or kind is FrozenDict:
         copied = {}
         reorder = False
         for key, item in value.items():
             if type(key) is not str:
-                raise _BAIL
+                raise _Bail
             if key and "0" <= key[0] <= "9" and is_array_index(key):
                 reorder = True
             copied[key] = _fast_copy(item, depth + 1)
         return _reordered(copied) if reorder else FrozenDict(copied)
     if kind is list or kind is FrozenList:
         return FrozenList([_fast_copy(item, depth + 1) for item in value])
-    raise _BAIL
+    raise _Bail
 
 
 def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
@@ -346,7 +347,7 @@ def _fast_check(value: Any, depth: int) -> bool:
         return value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0.0)
     if kind is dict or kind is FrozenDict:
         if depth > _FAST_DEPTH:
-            raise _BAIL
+            raise _Bail
         depth += 1
         for key, item in value.items():  # noqa: SIM110
             if type(key) is not str or not _fast_check(item, depth):
@@ -354,7 +355,7 @@ def _fast_check(value: Any, depth: int) -> bool:
         return True
     if kind is list or kind is FrozenList:
         if depth > _FAST_DEPTH:
-            raise _BAIL
+            raise _Bail
         depth += 1
         for item in value:  # noqa: SIM110
             if not _fast_check(item, depth):
