@@ -4,7 +4,10 @@ For a schema of the supported subset, :func:`compile_normalizer` generates (once
 specialised to that schema. The generated function either returns exactly what the contract's three steps —
 snapshot, validate, freeze — would produce for a valid lossless value, or raises :class:`NotNormalized`, in
 which case the caller takes the ordinary path that reports the contract's exact messages. It never decides that
-a value is invalid: it only declines, so messages and their order come from one place.
+a value is invalid: it only declines, so messages and their order come from one place, the validator.
+
+:class:`FusedNormalization` is a tool's whole value normalization: the fused walk once it pays off, and for a
+value it declines, the validator's findings on the value itself (no copy) or, before, the step-by-step path.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ _MAX_SCHEMA_DEPTH: Final = 64
 # property: compiling a function body is superlinear in its length.
 _UNROLLED_PROPERTIES: Final = 32
 _SCALAR_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "null"})
-_CONTAINERS: Final = (dict, list, FrozenDict, FrozenList)
+# a scalar is normalized in no time: pausing the collector for it would cost more than it saves
+_CONTAINERS: Final = frozenset({dict, list, FrozenDict, FrozenList})
 
 
 class OutputRejected(Exception):
@@ -122,7 +126,9 @@ class _Generator:
 
     def shared_scalar_check(self, schema: Any) -> str:
         """The name of a function ``c(value) -> value`` that raises ``B`` unless ``value`` matches ``schema``."""
-        key = repr((schema["type"], schema.get("enum"), "const" in schema, schema.get("const")))
+        kind = schema["type"]
+        constrained = "enum" in schema or "const" in schema
+        key = repr((kind, schema.get("enum"), "const" in schema, schema.get("const"))) if constrained else kind
         name = self.scalar_checks.get(key)
         if name is None:
             name = self.scalar_checks[key] = f"c{len(self.scalar_checks)}"
@@ -310,8 +316,7 @@ class FusedNormalization:
         normalizer = self._generated(candidate)
         if normalizer is None:
             raise _Bail
-        kind = type(candidate)
-        if kind is dict or kind is list or kind is FrozenDict or kind is FrozenList:
+        if type(candidate) in _CONTAINERS:
             return without_collector(normalizer, candidate)
         return normalizer(candidate)
 
@@ -323,8 +328,7 @@ class FusedNormalization:
         lossless JSON has that one violation, whatever else is wrong), so an invalid value costs little more than
         a valid one.
         """
-        kind = type(candidate)
-        if kind is dict or kind is list or kind is FrozenDict or kind is FrozenList:
+        if type(candidate) in _CONTAINERS:
             return without_collector(self._normalize, candidate)
         return self._normalize(candidate)
 
