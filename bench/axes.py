@@ -9,6 +9,8 @@ timed runs after a warm-up.
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import math
 import statistics
 import time
@@ -186,6 +188,49 @@ def chains(runs: int, depths: tuple[int, ...] = CHAIN_DEPTHS) -> Figures:
         registry = Registry()
         register_returning(registry, "chain", items_chain(depth), {"value": nested(depth)})
         figures[f"items {depth}"] = median_of(lambda registry=registry: execute_ok(registry, "chain"), runs)
+    return figures
+
+
+def rebuild(value: Any) -> Any:
+    """Walk down a nesting of one-item arrays and build it again: a copy's reads and allocations, no checks."""
+    spine = []
+    while type(value) is list:
+        spine.append(value)
+        value = value[0]
+    for _ in spine:
+        value = [value]
+    return value
+
+
+def without_collection(function: Callable[[], Any]) -> Callable[[], Any]:
+    """``function`` run with the cyclic collector off, as the walks it is compared with run."""
+
+    def paused() -> Any:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return function()
+        finally:
+            if enabled:
+                gc.enable()
+
+    return paused
+
+
+def baselines(runs: int) -> Figures:
+    """The same sizes through code that checks nothing, to tell the memory hierarchy from our walks' own growth.
+
+    ``rebuild N``: a nesting ``N`` deep rebuilt (collector off, as our deep walks run); ``json schema N`` and
+    ``json value N``: the wide schema and its value through ``json.loads(json.dumps(...))``.
+    """
+    figures = {}
+    for depth in sorted({*ARGUMENT_DEPTHS, *CHAIN_DEPTHS}):
+        value = nested(depth)
+        figures[f"rebuild {depth}"] = median_of(without_collection(lambda value=value: rebuild(value)), runs)
+    for count in WIDTHS:
+        raw_schema, value = wide_schema(count, 0), wide_value(count)
+        figures[f"json schema {count}"] = median_of(lambda data=raw_schema: json.loads(json.dumps(data)), runs)
+        figures[f"json value {count}"] = median_of(lambda data=value: json.loads(json.dumps(data)), runs)
     return figures
 
 

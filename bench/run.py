@@ -246,28 +246,39 @@ def dispatch(runs: int, calls: int) -> list[Row]:
 
 # Our figures on the inputs that bench/upstream.mjs times for the original, as sections measure them.
 OURS: axes.Figures = {}
-# Linear growth: ten times the input in at most fifteen times the time (the cliffs grew 2.6-4.3× per unit).
-GROWTH_TARGET = 1.5
+# Linear growth: per unit, no more than 1.25 times the growth of code that checks nothing on the same sizes (the
+# machine's memory hierarchy alone makes a copy of a 100,000-deep nesting dearer per level than a 10,000-deep one).
+GROWTH_TARGET = 1.25
 
 
 def cliffs(runs: int) -> list[Row]:
     """Where one call's cost once grew faster than its input: cost per unit at two sizes, and invalid values."""
     figures = {**axes.arguments(runs), **axes.chains(runs), **axes.wide(runs), **axes.bench_value(runs)}
     OURS.update(figures)
+    base = axes.baselines(runs)
     rows: list[Row] = []
 
-    def axis(label: str, name: str, sizes: tuple[int, ...], unit: str, scale: float) -> None:
+    def axis(label: str, name: str, sizes: tuple[int, ...], unit: str, baseline: tuple[str, str]) -> None:
+        scale = 1e9 if unit == "level" else 1e6
         per_unit = [figures[f"{name} {size}"] / size for size in sizes]
         for size, cost in zip(sizes, per_unit, strict=True):
-            rows.append((label.format(size=f"{size:,}"), figures[f"{name} {size}"], f"{cost * scale:,.2f} {unit}"))
+            shown = f"{cost * scale:,.2f} {'ns' if unit == 'level' else 'µs'}/{unit}"
+            rows.append((label.format(size=f"{size:,}"), figures[f"{name} {size}"], shown))
         growth = per_unit[-1] / per_unit[0]
+        base_name, base_label = baseline
+        base_growth = (base[f"{base_name} {sizes[-1]}"] / sizes[-1]) / (base[f"{base_name} {sizes[0]}"] / sizes[0])
         span = f"{sizes[0]:,} → {sizes[-1]:,}"
-        rows.append((f"ratio per-{unit.split('/')[1]} growth {span} (target <= {GROWTH_TARGET})", growth, "ratio"))
+        rows.append((f"ratio per-{unit} growth {span}", growth, "ratio"))
+        rows.append((f"ratio per-{unit} growth {span}, baseline {base_label}", base_growth, "ratio"))
+        rows.append((f"ratio of the two growths (target <= {GROWTH_TARGET})", growth / base_growth, "ratio"))
 
-    axis("execute with arguments nested {size} deep", "arguments", axes.ARGUMENT_DEPTHS, "ns/level", 1e9)
-    axis("execute an items chain {size} deep (schema and value)", "items", axes.CHAIN_DEPTHS, "ns/level", 1e9)
-    axis("register an output schema of {size} properties", "register", axes.WIDTHS, "µs/property", 1e6)
-    axis("its first call, {size} properties", "first call", axes.WIDTHS, "µs/property", 1e6)
+    rebuilt = ("rebuild", "rebuilding the nesting")
+    axis("execute with arguments nested {size} deep", "arguments", axes.ARGUMENT_DEPTHS, "level", rebuilt)
+    axis("execute an items chain {size} deep (schema and value)", "items", axes.CHAIN_DEPTHS, "level", rebuilt)
+    schema_copy = ("json schema", "json.loads(json.dumps(schema))")
+    axis("register an output schema of {size} properties", "register", axes.WIDTHS, "property", schema_copy)
+    value_copy = ("json value", "json.loads(json.dumps(value))")
+    axis("its first call, {size} properties", "first call", axes.WIDTHS, "property", value_copy)
     valid = figures["execute"]
     rows.append(("execute the benchmark value, valid", valid, ""))
     rows.append(("the same, invalid in its last record", figures["execute invalid"], ""))
@@ -364,8 +375,9 @@ def suite(runs: int) -> list[Row]:
 
     def run(make: Callable[[], Any]) -> Any:
         result = run_suite(make(), scenarios, goldens)
-        failing = [item for item in result.results if item.status != "passed"]
-        assert not failing, f"{len(failing)} scenario(s) did not pass"
+        # a scenario needing a capability the reference does not declare is skipped, not failed
+        failing = [item for item in result.results if item.status in ("failed", "errored")]
+        assert not failing, f"{len(failing)} scenario(s) failed or errored"
         return result
 
     def start_and_stop() -> None:
