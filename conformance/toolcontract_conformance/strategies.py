@@ -398,7 +398,8 @@ _ARGUMENT_NAMES: Final = ("text", "n", "flag", "data", "items", "absent")
 _PROBE_PATH_ELEMENTS: Final = ("keep", "secret", "text", "data", "items", "a", 0, 1)
 # First-party families whose renderer reads only the value; each renders any value valid for its schema.
 # (`read` is not one: the original's renderer re-reads `file_path` from the arguments and fails without it.)
-_FIRST_PARTY_FAMILIES: Final = ("write", "edit", "glob", "grep", "bash", "todo_write", "web_search", "lsp")
+# The first is where shrinking ends: glob's value and text are the smallest.
+_FIRST_PARTY_FAMILIES: Final = ("glob", "grep", "bash", "write", "edit", "todo_write", "web_search", "lsp")
 _MESSAGES: Final = ("boom", "denied by policy", "", "ünïcödé 😀", "two\nlines")
 _ERROR_CLASSES: Final = ({"name": "QuotaError", "code": "QUOTA"}, {"name": "PolicyError", "code": "POLICY"})
 _RAW_ARGUMENTS: Final = ('{"x":NaN}', "{", "not json", '{"text":"raw"}', "")
