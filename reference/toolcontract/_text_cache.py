@@ -61,13 +61,15 @@ _recent_held = 0
 
 
 def _text_of(data: Any) -> str | None:
-    if type(data) is not FrozenDict and type(data) is not FrozenList:
-        return _json_text(data)
+    kind = type(data)
+    if kind is not FrozenDict and kind is not FrozenList:
+        return without_collector(_json_text, data) if kind is dict or kind is list else _json_text(data)
     remembered = _RECENT_TEXTS.get(id(data))
     if remembered is not None and remembered[0] is data:
         return remembered[1]
     global _recent_held
-    text = _json_text(data)
+    # the encoder makes a list of items for every object: for a large schema, enough to start full collections
+    text = without_collector(_json_text, data)
     length = len(text) if text is not None else 0
     while _RECENT_TEXTS and (len(_RECENT_TEXTS) >= _RECENT_SIZE or _recent_held + length > _RECENT_BUDGET):
         oldest = _RECENT_TEXTS.pop(next(iter(_RECENT_TEXTS)))[1]
@@ -99,6 +101,6 @@ def _json_text(data: Any) -> str | None:
         except RecursionError:
             pass
     try:
-        return "c" + without_collector(canonical_json, data)
+        return "c" + canonical_json(data)
     except NotLosslessJson:
         return None
