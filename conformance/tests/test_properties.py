@@ -178,7 +178,10 @@ def test_the_invariants_catch_a_broken_implementation_without_a_reference(name: 
     assert any(violation in found for found in caught.value.violations), caught.value.violations
 
 
-@pytest.mark.parametrize("name", ["persists-the-value", "null-meta-dropped"])
+# A machine takes no witness scenario and its derandomized draws shift with the process's state, so it hunts bugs
+# that most scenarios show (each caught in 10 of 10 seeds at 30 examples); a bug only a rare draw shows, such as
+# null-meta-dropped (18 of 20), is hunted by the differential check above, which has its witness.
+@pytest.mark.parametrize("name", ["persists-the-value", "failure-content-without-error-prefix"])
 def test_the_state_machine_catches_a_broken_implementation(name: str) -> None:
     machine = conformance_machine(broken(name))
     hunt = settings(machine.TestCase.settings, max_examples=30, phases=(Phase.generate,), derandomize=True)
