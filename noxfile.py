@@ -118,7 +118,7 @@ def _node_modules(session: nox.Session) -> str:
         return node
     if shutil.which("npm") is None:
         session.error("npm is not installed: install npm (Debian: apt-get install npm)")
-    session.run("npm", "ci", "--no-audit", "--no-fund", external=True, cwd=str(UPSTREAM))
+    session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(UPSTREAM), external=True)
     return node
 
 
