@@ -92,7 +92,7 @@ def execute_once(registry: Registry, value: Any) -> Any:
 
 
 def normalization(runs: int) -> list[Row]:
-    """Throughput on the large value, with the baselines of the issue measured in the same run."""
+    """Throughput on the large value, with its baselines measured in the same run."""
     value = generate()
     digest = sha256_of(value)
     assert digest == SHA256, f"benchmark value differs from bench-data.md: {digest}"
