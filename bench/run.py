@@ -13,7 +13,6 @@ import copy
 import gc
 import json
 import platform
-import statistics
 import sys
 import time
 import tracemalloc
@@ -38,16 +37,7 @@ from toolcontract.schema import compile_validator
 Row = tuple[str, float, str]
 
 
-def median_time(function: Callable[[], Any], runs: int, warmup: int = 1) -> float:
-    """Median wall time of ``function()`` over ``runs`` runs after ``warmup`` untimed runs."""
-    for _ in range(warmup):
-        function()
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        function()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+median_time = axes.median_of
 
 
 def count_nodes(value: Any) -> int:
