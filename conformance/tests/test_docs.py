@@ -1,4 +1,4 @@
-"""The docs match the code: every rule exercised, every cited test and path present, the README commands true."""
+"""The docs match the code: every rule exercised, every cited test, path, rule and scenario present, the README true."""
 
 from __future__ import annotations
 
@@ -41,6 +41,30 @@ def test_a_broken_citation_is_reported(check_docs, tmp_path: Path, monkeypatch: 
     problems = check_docs.broken_references()
     assert "x.md: cites missing test file reference/tests/test_nothing.py" in problems
     assert "x.md: names missing path fixtures/none.json" in problems
+
+
+def test_quoted_rule_and_scenario_ids_exist(check_docs) -> None:  # type: ignore[no-untyped-def]
+    assert check_docs.unknown_ids() == []
+
+
+def test_an_unknown_rule_or_scenario_is_reported(check_docs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    document = tmp_path / "x.md"
+    document.write_text(
+        "`R-POST-4` and `R-POST-99`; S:post-accept-value and S:post-gone.\n\n"
+        "```\ntoolcontract check -k post-accept-value\ntoolcontract check -k no-such-scenario -k PATTERN\n```\n\n"
+        '```json\n{"knownFailures": [{"scenario": "nest-outer-aborted"}, {"scenario": "nest-nothing"}]}\n```\n\n'
+        "see `args-not-object`, `args-renamed-away`, `post-execute` and `test_scenario[val-gone]`\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(check_docs, "_documents", lambda: [document])
+    assert check_docs.unknown_ids() == [
+        "x.md: quotes unknown rule R-POST-99",
+        "x.md: quotes unknown scenario S:post-gone",
+        "x.md: selects no scenario with -k no-such-scenario",
+        "x.md: quotes unknown scenario nest-nothing",
+        "x.md: quotes unknown scenario args-renamed-away",
+        "x.md: quotes unknown scenario val-gone",
+    ]
 
 
 def test_the_readme_python_example_runs() -> None:
