@@ -35,7 +35,6 @@ Path: TypeAlias = tuple[str | int, ...]
 DifferenceKind: TypeAlias = Literal["value", "type", "missing", "unexpected", "key-order", "format", "not-json"]
 
 _MAX_DIFFERENCES = 100
-_SHOWN = 300
 _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
@@ -43,8 +42,8 @@ _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 class Difference:
     """One place where the actual transcript differs from the expected one.
 
-    ``expected`` and ``actual`` are JSON texts, whole (only a transcript that is not JSON is shortened),
-    ``None`` when that side has nothing there. ``detail`` says more when the texts alone do not (where two
+    ``expected`` and ``actual`` are JSON texts, whole (a transcript that is not JSON too), ``None`` when that
+    side has nothing there. ``detail`` says more when the texts alone do not (where two
     strings part, a key order, ...). Its text form shows long texts around where they first differ.
     """
 
@@ -125,11 +124,11 @@ def compare(expected: bytes, actual: bytes, ignore: Sequence[Path] = ()) -> tupl
         try:
             expected_tree = _parse(expected_text)
         except ValueError as error:
-            return (Difference((), "not-json", _excerpt(expected_text), _excerpt(actual_text), f"expected: {error}"),)
+            return (Difference((), "not-json", expected_text, actual_text, f"expected: {error}"),)
         try:
             actual_tree = _parse(actual_text)
         except ValueError as error:
-            return (Difference((), "not-json", _excerpt(expected_text), _excerpt(actual_text), str(error)),)
+            return (Difference((), "not-json", expected_text, actual_text, str(error)),)
         walk = _Walk(_ignore_tree(ignore))
         walk.run(expected_tree, actual_tree)
     if walk.differences:
@@ -375,12 +374,7 @@ def _value_detail(expected: Any, actual: Any) -> str:
             pass
         return ""
     if isinstance(expected, str) and isinstance(actual, str):
-        index = first_difference(expected, actual)
-        detail = f"strings part at character {index}"
-        if len(expected) > _SHOWN or len(actual) > _SHOWN:
-            start = max(0, index - 40)
-            detail += f": expected …{_dump(expected[start : index + 40])}… actual …{_dump(actual[start : index + 40])}…"
-        return detail
+        return f"strings part at character {first_difference(expected, actual)}"
     return ""
 
 
@@ -427,10 +421,6 @@ def _dump(value: Any) -> str:
 
 def _show(value: Any) -> str:
     return _dump(value)
-
-
-def _excerpt(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + f"… ({len(text)} characters)"
 
 
 # --- differences of form only --------------------------------------------------------------------------
