@@ -1,9 +1,20 @@
-"""The ``toolcontract`` command: check implementations, render reports, list the cases, render and replay.
+"""The ``toolcontract`` command: check implementations, smoke-test and describe one, render reports, list and
+export the cases, render and replay.
 
-Exit status: 0 when everything asked for succeeded (``check``: the verdict of every implementation's run is
-PASS); 1 when ``check`` found a failure, or a run in which nothing passed; 2 for a usage error (an output file
-that cannot be written is found before any scenario runs) or when an implementation could not be started;
-130 when ``check`` was interrupted (Ctrl-C).
+Commands: ``check`` (the scenarios against one or more implementations), ``smoke`` (the handshake and one
+trivial scenario), ``info`` (an implementation's ``start`` metadata), ``report`` (a saved JSON report as JSON,
+Markdown, HTML or a badge), ``cases`` (list the scenarios and rules, or ``--export`` them with their goldens),
+and the delegated ``render``, ``replay`` and ``fuzz``. ``toolcontract --version`` prints the versions.
+
+Exit status, the same for every command:
+
+- 0: everything asked for succeeded (``check``: the verdict of every implementation's run is PASS; ``smoke``:
+  its scenario passed);
+- 1: a deviation: ``check`` found a failure, or a run in which nothing passed; ``smoke``'s scenario did not
+  pass;
+- 2: a usage error (an unknown ``--rule``, an output file that cannot be written, found before any scenario
+  runs, a non-empty ``--export`` folder), or an implementation could not be started;
+- 130: interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -26,10 +37,11 @@ from toolcontract_conformance._schemas import load_schema
 from toolcontract_conformance.adapters.inprocess import InProcess
 from toolcontract_conformance.adapters.subprocess import Subprocess
 from toolcontract_conformance.baseline import Baseline, BaselineError, KnownFailure
-from toolcontract_conformance.display import visible
+from toolcontract_conformance.display import PLAIN, Style, colour_wanted, visible
 from toolcontract_conformance.exceptions import AdapterError
 from toolcontract_conformance.implementation import Implementation, ImplementationInfo, Outcome
 from toolcontract_conformance.report import (
+    Invocation,
     Policy,
     ReportError,
     ReportFormat,
@@ -49,8 +61,8 @@ from toolcontract_conformance.runner import (
     golden_directory,
     rule_sort_key,
     run_suite,
-    select,
 )
+from toolcontract_conformance.selection import UnknownRule, known_rules, resolve_rules, select
 
 __all__ = ["DEFAULT_IMPLEMENTATION", "main"]
 
@@ -60,6 +72,11 @@ DEFAULT_IMPLEMENTATION = "toolcontract_conformance.adapters.reference:implementa
 _DELEGATED = {
     "render": ("toolcontract_conformance.render_cli", "render_command", "render a value with a first-party renderer"),
     "replay": ("toolcontract_conformance.replay_cli", "replay_command", "derive the model messages from a session log"),
+    "fuzz": (
+        "toolcontract_conformance.fuzz_cli",
+        "fuzz_command",
+        "generate scenarios and compare against the reference",
+    ),
 }
 
 _CHECK_EPILOG = """\
@@ -69,8 +86,16 @@ Pairing: a --baseline or --write-baseline belongs to the --impl or --impl-cmd gi
 one of each per implementation. With a single implementation it may stand anywhere. Example, a baseline for
 the second implementation only:
   toolcontract check --impl pkg:impl --impl-cmd "node adapter.mjs" --baseline baseline.json
+Selection: -k PATTERN takes the scenarios whose id contains PATTERN (ignoring case); --rule R-… those
+exercising the rule (ignoring case; an unknown id is a usage error). Each is repeatable: a scenario matching
+any -k is taken, and any --rule; both together take those matching a -k and a --rule.
 Exit status: 0 every run passed, 1 a run failed or nothing passed in it, 2 usage error or an implementation
 could not be started, 130 interrupted."""
+
+_SMOKE_EPILOG = """\
+The scenario is pre-default-allow: one tool returning its argument, called once without any policy; it needs
+no optional capability. Exit status: 0 it passed, 1 it did not (failed, errored or skipped), 2 usage error or
+the implementation could not be started."""
 
 
 class _UsageError(Exception):
@@ -113,6 +138,40 @@ def _out(text: str) -> None:
     print(visible(text))
 
 
+@dataclass(frozen=True, slots=True)
+class _Terminal:
+    """Where a command's text for people goes, coloured when that stream wants colour."""
+
+    stream: IO[str]
+    style: Style
+
+    @classmethod
+    def of(cls, stream: IO[str]) -> _Terminal:
+        return cls(stream, Style(colour_wanted(stream)))
+
+    def line(self, text: str = "") -> None:
+        print(visible(text), file=self.stream)
+
+
+class _Version(argparse.Action):
+    """``--version``: the kit's, the reference's and the protocol's versions (read when asked, not before)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        from toolcontract_conformance.versions import version_text
+
+        print(version_text())
+        parser.exit()
+
+
 def _max_failures(text: str) -> int:
     """``--max-failures``: a count, 0 or more."""
     try:
@@ -128,6 +187,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolcontract",
         description="The conformance kit of the canonical tool output contract.",
+        epilog="Exit status: 0 success, 1 a deviation, 2 usage error or an implementation could not be started, "
+        "130 interrupted.",
+    )
+    parser.add_argument(
+        "--version", action=_Version, help="print the kit's version and the reference implementation's, and exit"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -150,8 +214,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="a command speaking the adapter protocol; repeatable, in any mix with --impl",
     )
-    check.add_argument("-k", dest="pattern", metavar="PATTERN", help="only scenarios whose id contains PATTERN")
-    check.add_argument("--rule", action="append", default=[], metavar="R-…", help="only scenarios of this rule")
+    _selection_options(check)
+    check.add_argument(
+        "--id",
+        dest="ids",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only the scenario of exactly this id (repeatable; with -k and --rule, only those they take)",
+    )
     check.add_argument(
         "--baseline",
         action=_PairWithTarget,
@@ -168,6 +239,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--report", metavar="FILE", help="write the report (.json, .md or .html, by suffix)")
     check.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="json: print the JSON report (as --report FILE.json writes it) on standard output, "
+        "the text on standard error",
+    )
+    check.add_argument(
+        "-q", "--quiet", action="store_true", help="print only the verdict line of each run (and errors)"
+    )
+    check.add_argument(
         "--require",
         action="append",
         default=[],
@@ -175,9 +256,7 @@ def _parser() -> argparse.ArgumentParser:
         help="fail a run whose implementation does not declare CAPABILITY (repeatable)",
     )
     check.add_argument("--fail-on-skip", action="store_true", help="fail a run in which any scenario was skipped")
-    check.add_argument("--validate-protocol", action="store_true", help="check every message against the schemas")
-    check.add_argument("--timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
-    check.add_argument("--startup-timeout", type=float, default=30.0, metavar="S", help="seconds to answer start")
+    _connection_options(check)
     check.add_argument(
         "--max-failures",
         type=_max_failures,
@@ -190,24 +269,104 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--schema", action="store_true", help="print the JSON Schema of the report and exit")
     check.set_defaults(handler=_check)
 
-    report = commands.add_parser("report", help="render a JSON report as JSON, Markdown or HTML")
-    report.add_argument("file", nargs="?", metavar="FILE", help="a JSON report (toolcontract check --report)")
-    report.add_argument("--format", choices=("json", "md", "html"), default="md")
+    smoke = commands.add_parser(
+        "smoke",
+        help="start an implementation and run one trivial scenario",
+        epilog=_SMOKE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _single_target_options(smoke)
+    _connection_options(smoke)
+    smoke.set_defaults(handler=_smoke)
+
+    info = commands.add_parser("info", help="print what an implementation says about itself when started")
+    _single_target_options(info)
+    _connection_options(info)
+    info.add_argument("--format", choices=("text", "json"), default="text")
+    info.set_defaults(handler=_info)
+
+    report = commands.add_parser("report", help="render a JSON report as JSON, Markdown, HTML or a badge")
+    report.add_argument(
+        "file", nargs="?", metavar="FILE", help="a JSON report (toolcontract check --report); - reads standard input"
+    )
+    report.add_argument(
+        "--format",
+        choices=("json", "md", "html", "badge"),
+        default="md",
+        help="badge: a shields.io endpoint badge of one implementation",
+    )
     report.add_argument("-o", "--output", metavar="OUT", help="write there instead of standard output")
+    report.add_argument(
+        "--impl-index", type=_position, metavar="N", help="badge: the Nth implementation of the report (from 1)"
+    )
+    report.add_argument("--impl-name", metavar="NAME", help="badge: the implementation of that name")
+    report.add_argument("--label", metavar="TEXT", help="badge: the label (default: toolcontract)")
     report.add_argument("--schema", action="store_true", help="print the JSON Schema of a JSON report and exit")
     report.set_defaults(handler=_report)
 
-    cases = commands.add_parser("cases", help="list the scenarios and the rules they exercise")
-    cases.add_argument("--rule", action="append", default=[], metavar="R-…", help="only scenarios of this rule")
-    cases.add_argument("-k", dest="pattern", metavar="PATTERN", help="only scenarios whose id contains PATTERN")
+    cases = commands.add_parser("cases", help="list the scenarios and the rules they exercise, or export them")
+    _selection_options(cases)
     cases.add_argument("--format", choices=("text", "json"), default="text")
-    _data_options(cases, goldens=False)
+    cases.add_argument(
+        "--export",
+        metavar="DIR",
+        help="copy the selected scenarios, their goldens and the schemas into DIR "
+        "(DIR/scenarios, DIR/goldens, DIR/schemas)",
+    )
+    cases.add_argument("--force", action="store_true", help="--export into a folder that is not empty")
+    _data_options(cases, goldens=True)
     cases.add_argument("--schema", action="store_true", help="print the JSON Schema of --format json and exit")
     cases.set_defaults(handler=_cases)
 
     for name, (_module, _function, summary) in _DELEGATED.items():
         commands.add_parser(name, help=summary, add_help=False)
     return parser
+
+
+def _position(text: str) -> int:
+    """``--impl-index``: a position, 1 or more."""
+    try:
+        position = int(text)
+    except ValueError:
+        position = 0
+    if position < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a position (1 or more)")
+    return position
+
+
+def _selection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only scenarios whose id contains PATTERN, ignoring case (repeatable: any of them)",
+    )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="R-…",
+        help="only scenarios exercising this rule, ignoring case (repeatable: any of them)",
+    )
+
+
+def _connection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--validate-protocol", action="store_true", help="check every message against the schemas")
+    parser.add_argument("--timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
+    parser.add_argument("--startup-timeout", type=float, default=30.0, metavar="S", help="seconds to answer start")
+
+
+def _single_target_options(parser: argparse.ArgumentParser) -> None:
+    parser.set_defaults(targets=[])
+    parser.add_argument(
+        "--impl",
+        action=_AddTarget,
+        metavar="MODULE:ATTR",
+        help=f"a Python object (default, when neither option is given: {DEFAULT_IMPLEMENTATION})",
+    )
+    parser.add_argument("--impl-cmd", action=_AddTarget, metavar="CMD", help="a command speaking the adapter protocol")
 
 
 def _data_options(parser: argparse.ArgumentParser, *, goldens: bool) -> None:
@@ -330,16 +489,55 @@ def _policy(options: argparse.Namespace) -> Policy:
     return Policy(tuple(dict.fromkeys(options.require)), options.fail_on_skip)
 
 
+def _selected(options: argparse.Namespace, everything: list[dict[str, Any]]) -> tuple[list[Any], tuple[str, ...]]:
+    """The scenarios ``-k`` and ``--rule`` take, and the rules asked for (an unknown rule: a usage error)."""
+    try:
+        rules = resolve_rules(options.rule, known_rules(everything))
+    except UnknownRule as error:
+        raise _UsageError(str(error)) from None
+    return select(everything, options.patterns, rules), rules
+
+
 # --- check: the runs -------------------------------------------------------------------------------------
 
 
 def _load_scenarios(directory: str | None) -> list[dict[str, Any]]:
+    return _load_scenario_files(directory)[0]
+
+
+def _load_scenario_files(directory: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The scenarios of a folder (default: the kit's), and the file of each id."""
     from toolcontract_conformance.scenario import ScenarioError, load_scenarios
 
     try:
-        return [scenario.data for scenario in load_scenarios(directory)]
+        loaded = load_scenarios(directory)
     except (ScenarioError, FileNotFoundError) as error:
         raise _UsageError(str(error)) from None
+    files = {scenario.id: os.path.abspath(scenario.source) for scenario in loaded if scenario.source is not None}
+    return [scenario.data for scenario in loaded], files
+
+
+def _with_ids(ids: Sequence[str], everything: list[dict[str, Any]], chosen: list[Any]) -> list[Any]:
+    """``--id``: the chosen scenarios of exactly these ids (all of them when none is given)."""
+    if not ids:
+        return chosen
+    known = {str(scenario["id"]) for scenario in everything}
+    for scenario_id in ids:
+        if scenario_id not in known:
+            raise _UsageError(f"--id {scenario_id}: no scenario has that id")
+    return [scenario for scenario in chosen if scenario["id"] in ids]
+
+
+def _invocation(options: argparse.Namespace, files: dict[str, str], goldens: Path) -> Invocation:
+    """How this check runs, as the report's command that runs one of its scenarios alone needs it."""
+    words: list[str] = []
+    if options.timeout is not None:
+        words += ["--timeout", str(options.timeout)]
+    if options.startup_timeout != 30.0:
+        words += ["--startup-timeout", str(options.startup_timeout)]
+    if options.validate_protocol:
+        words.append("--validate-protocol")
+    return Invocation(os.getcwd(), options.scenarios, options.goldens, tuple(words), files, os.path.abspath(goldens))
 
 
 def _goldens_dir(directory: str | None) -> Path:
@@ -410,41 +608,60 @@ def _check(options: argparse.Namespace) -> int:
     targets = _targets(options)
     policy = _policy(options)
     _outputs(options, targets)
-    everything = _load_scenarios(options.scenarios)
-    chosen = select(everything, pattern=options.pattern, rules=options.rule)
+    everything, files = _load_scenario_files(options.scenarios)
+    chosen, _rules = _selected(options, everything)
+    chosen = _with_ids(options.ids, everything, chosen)
     if not chosen:
         raise _UsageError("no scenario matches the selection")
+    terminal = _Terminal.of(sys.stderr if options.format == "json" else sys.stdout)
     baselines = [_baseline(target) for target in targets]
     implementations = [_implementation(target, options) for target in targets]
-    goldens = golden_directory(_goldens_dir(options.goldens))
+    goldens_folder = _goldens_dir(options.goldens)
+    goldens = golden_directory(goldens_folder)
+    invocation = _invocation(options, files, goldens_folder)
     all_ids = {str(scenario["id"]) for scenario in everything}
     runs: list[Run] = []
     for position, target in enumerate(targets):
         try:
             suite = _run_one(
-                implementations[position], chosen, goldens, baselines[position], all_ids, options.max_failures
+                implementations[position],
+                chosen,
+                goldens,
+                baselines[position],
+                all_ids,
+                options.max_failures,
+                progress_bar=not options.quiet,
             )
         except AdapterError as error:
             print(visible(f"toolcontract check: cannot run {implementations[position]!r}: {error}"), file=sys.stderr)
             return 2
         except _Interrupted as interrupted:
             if interrupted.suite is not None:
-                runs.append(Run(interrupted.suite, (target.option, target.value), target.baseline, len(chosen)))
+                selected_by = (target.option, target.value)
+                runs.append(Run(interrupted.suite, selected_by, target.baseline, len(chosen), invocation))
             reached = interrupted.suite is not None
             not_run = targets[position + 1 :] if reached else targets[position:]
             return _interrupted(options, targets, position, runs, not_run, interrupted.done, len(chosen), policy)
-        run = Run(suite, (target.option, target.value), target.baseline, len(chosen))
+        run = Run(suite, (target.option, target.value), target.baseline, len(chosen), invocation)
         runs.append(run)
+        if options.quiet:
+            if len(targets) == 1:
+                terminal.line(terminal.style.verdict(verdict_line(run_json(run, policy))))
+            continue
         if len(targets) > 1:
             if position:
-                _out("")
-            _out(f"[{position + 1}/{len(targets)}] {target}")
-        _out(_summary_text(run, run_json(run, policy)))
+                terminal.line("")
+            terminal.line(terminal.style.strong(f"[{position + 1}/{len(targets)}] {target}"))
+        terminal.line(_summary_text(run, run_json(run, policy), terminal.style))
     report = report_json(runs, policy=policy)
     if len(runs) > 1:
-        _out(_side_by_side_text(report))
+        verdicts = _verdict_lines(report, terminal.style)
+        terminal.line("\n".join(verdicts if options.quiet else ["", f"{len(runs)} implementations:", *verdicts]))
     if options.report:
         _write_report(report, Path(options.report))
+    if options.format == "json":
+        sys.stdout.write(render(report, "json"))
+        sys.stdout.flush()
     for target, run in zip(targets, runs, strict=True):
         if target.write_baseline:
             _write_baseline(run.suite, Path(target.write_baseline))
@@ -458,10 +675,12 @@ def _run_one(
     baseline: Baseline | None,
     all_ids: set[str],
     max_failures: int = DEFAULT_MAX_FAILURES,
+    *,
+    progress_bar: bool = True,
 ) -> SuiteResult:
     """Run the scenarios against one implementation; Ctrl-C becomes :class:`_Interrupted` with what finished."""
     recorded = _Recorded(implementation)
-    bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    bar = _ProgressBar(sys.stderr) if progress_bar and sys.stderr.isatty() else None
     done: list[ScenarioResult] = []
     started = datetime.now(UTC).isoformat(timespec="seconds")
     began = time.perf_counter()
@@ -514,55 +733,54 @@ def _interrupted(
     return 130
 
 
-def _summary_text(run: Run, entry: dict[str, Any]) -> str:
+def _summary_text(run: Run, entry: dict[str, Any], style: Style = PLAIN) -> str:
     """The table by rule, then what did not pass, then the one-line verdict."""
     suite = run.suite
     info = suite.implementation
-    lines = [f"{info.name} {info.version} ({info.language})", "", _rule_table(suite)]
+    lines = [style.strong(f"{info.name} {info.version} ({info.language})"), "", _rule_table(suite, style)]
     failing = [result for result in suite.results if result.counts_as_failure]
     if failing:
-        lines += ["", f"Not passing ({len(failing)}):"]
+        lines += ["", style.bad(f"Not passing ({len(failing)}):")]
         lines += [_indent(result.explain()) for result in failing]
     known = [result for result in suite.results if result.baseline == "known-failure"]
     if known:
-        lines += ["", f"Known failures, listed in the baseline ({len(known)}):"]
+        lines += ["", style.warning(f"Known failures, listed in the baseline ({len(known)}):")]
         lines += [
             f"  {result.scenario}" + (f" — {result.baseline_note}" if result.baseline_note else "") for result in known
         ]
     skipped = [result for result in suite.results if result.status == "skipped"]
     if skipped:
-        lines += ["", f"Skipped ({len(skipped)}):"]
+        lines += ["", style.warning(f"Skipped ({len(skipped)}):")]
         lines += [
             f"  {result.scenario}: {result.message}" + (f" ({result.issue_url})" if result.issue_url else "")
             for result in skipped
         ]
     if suite.baseline_problems:
-        lines += ["", "Baseline problems:"]
+        lines += ["", style.bad("Baseline problems:")]
         lines += [f"  {problem.scenario}: {problem.message}" for problem in suite.baseline_problems]
-    lines += ["", golden_sources_line(entry), verdict_line(entry)]
+    lines += ["", golden_sources_line(entry), style.verdict(verdict_line(entry))]
     return "\n".join(lines)
 
 
-def _side_by_side_text(report: dict[str, Any]) -> str:
+def _verdict_lines(report: dict[str, Any], style: Style = PLAIN) -> list[str]:
+    """One line per implementation: ``  #1 NAME VERSION  VERDICT…``."""
     runs = report["implementations"]
     names = [
         f"#{index + 1} {run['implementation']['name']} {run['implementation']['version']}"
         for index, run in enumerate(runs)
     ]
     width = max(len(name) for name in names)
-    lines = ["", f"{len(runs)} implementations:"]
-    lines += [f"  {name.ljust(width)}  {verdict_line(run)}" for name, run in zip(names, runs, strict=True)]
-    return "\n".join(lines)
+    return [f"  {name.ljust(width)}  {style.verdict(verdict_line(run))}" for name, run in zip(names, runs, strict=True)]
 
 
-def _rule_table(suite: SuiteResult) -> str:
+def _rule_table(suite: SuiteResult, style: Style = PLAIN) -> str:
     tallies = suite.by_rule()
     columns = ("passed", "failed", "errored", "skipped", "known")
     width = max([len("rule"), len(NO_RULE), *(len(rule) for rule in tallies)])
     header = "rule".ljust(width) + "".join(column.rjust(9) for column in columns)
     rows = [header, "-" * len(header)]
     for rule, tally in tallies.items():
-        mark = "" if tally.ok else "  ✗"
+        mark = "" if tally.ok else "  " + style.bad("✗")
         rows.append(rule.ljust(width) + "".join(str(getattr(tally, c)).rjust(9) for c in columns) + mark)
     return "\n".join(rows)
 
@@ -618,17 +836,46 @@ def _report(options: argparse.Namespace) -> int:
     if options.schema:
         return _print_schema("report.schema.json")
     if options.file is None:
-        raise _UsageError("give the JSON report to render (toolcontract check --report FILE writes one)")
+        raise _UsageError(
+            "give the JSON report to render (toolcontract check --report FILE writes one; - reads it "
+            "from standard input)"
+        )
+    badge_options = [
+        option
+        for option, value in (
+            ("--impl-index", options.impl_index),
+            ("--impl-name", options.impl_name),
+            ("--label", options.label),
+        )
+        if value is not None
+    ]
+    if badge_options and options.format != "badge":
+        raise _UsageError(f"{badge_options[0]} goes with --format badge")
+    source = "standard input" if options.file == "-" else options.file
     try:
-        report = read_report(json.loads(Path(options.file).read_text(encoding="utf-8")))
+        text = sys.stdin.read() if options.file == "-" else Path(options.file).read_text(encoding="utf-8")
+        report = read_report(json.loads(text))
     except (OSError, ValueError, ReportError) as error:
-        raise _UsageError(f"{options.file}: {error}") from None
-    text = render(report, options.format)
+        raise _UsageError(f"{source}: {error}") from None
+    output = _badge_text(report, options) if options.format == "badge" else render(report, options.format)
     if options.output:
-        Path(options.output).write_text(text, encoding="utf-8")
+        Path(options.output).write_text(output, encoding="utf-8")
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(output)
     return 0
+
+
+def _badge_text(report: dict[str, Any], options: argparse.Namespace) -> str:
+    from toolcontract_conformance.badge import DEFAULT_LABEL, BadgeError, badge, choose_run
+
+    if options.impl_index is not None and options.impl_name is not None:
+        raise _UsageError("--impl-index and --impl-name both pick the implementation: give one")
+    try:
+        run = choose_run(report, options.impl_index, options.impl_name)
+    except BadgeError as error:
+        raise _UsageError(str(error)) from None
+    label = DEFAULT_LABEL if options.label is None else options.label
+    return json.dumps(badge(run, label), ensure_ascii=False) + "\n"
 
 
 # --- cases -----------------------------------------------------------------------------------------------
@@ -646,15 +893,21 @@ def _rule_texts() -> dict[str, str]:
 def _cases(options: argparse.Namespace) -> int:
     if options.schema:
         return _print_schema("cases.schema.json")
-    chosen = select(_load_scenarios(options.scenarios), pattern=options.pattern, rules=options.rule)
+    if options.force and not options.export:
+        raise _UsageError("--force goes with --export DIR")
+    if options.goldens is not None and not options.export:
+        raise _UsageError("--goldens goes with --export DIR (cases lists the scenarios alone)")
+    if options.export:
+        return _export(options)
+    chosen, wanted = _selected(options, _load_scenarios(options.scenarios))
     texts = _rule_texts()
     by_rule: dict[str, list[str]] = {}
-    if not options.pattern:
+    if not options.patterns:
         # Every rule of the contract is listed, the ones no scenario exercises too (with none).
-        by_rule = {rule: [] for rule in texts if not options.rule or rule in options.rule}
+        by_rule = {rule: [] for rule in texts if not wanted or rule in wanted}
     for scenario in chosen:
         for rule in scenario.get("rules") or (NO_RULE,):
-            if not options.rule or rule in options.rule:
+            if not wanted or rule in wanted:
                 by_rule.setdefault(str(rule), []).append(str(scenario["id"]))
     rules: list[dict[str, Any]] = []
     for rule in sorted(by_rule, key=rule_sort_key):
@@ -693,7 +946,93 @@ def _cases(options: argparse.Namespace) -> int:
     return 0
 
 
-# --- render / replay -------------------------------------------------------------------------------------
+def _export(options: argparse.Namespace) -> int:
+    """``cases --export DIR``: copy the selected scenarios, their goldens and the schemas; list what was written."""
+    from toolcontract_conformance.export import ExportError, export_cases
+    from toolcontract_conformance.scenario import ScenarioError, load_scenarios
+
+    if options.format != "text":
+        raise _UsageError("--export lists what it wrote as text: leave out --format")
+    try:
+        scenarios = load_scenarios(options.scenarios)
+    except (ScenarioError, FileNotFoundError) as error:
+        raise _UsageError(str(error)) from None
+    chosen, _rules = _selected(options, [scenario.data for scenario in scenarios])
+    if not chosen:
+        raise _UsageError("no scenario matches the selection")
+    ids = {str(scenario["id"]) for scenario in chosen}
+    destination = Path(options.export)
+    try:
+        exported = export_cases(
+            [scenario for scenario in scenarios if scenario.id in ids],
+            _goldens_dir(options.goldens),
+            destination,
+            force=options.force,
+        )
+    except ExportError as error:
+        raise _UsageError(f"--export {options.export}: {error}") from None
+    for file in exported.files:
+        _out(str(destination / file))
+    without = len(exported.scenarios) - len(exported.goldens)
+    _out(
+        f"wrote {len(exported.scenarios)} scenarios, {len(exported.goldens)} goldens and {len(exported.schemas)} "
+        f"schemas to {destination}" + (f" ({without} scenario(s) without a golden)" if without else "")
+    )
+    return 0
+
+
+# --- smoke / info ----------------------------------------------------------------------------------------
+
+
+def _single_target(options: argparse.Namespace) -> _Target:
+    """The one implementation ``smoke`` or ``info`` starts (the reference when none is named)."""
+    targets: list[_Target] = list(options.targets)
+    if len(targets) > 1:
+        raise _UsageError(f"one implementation at a time: {targets[0]} and {targets[1]} given")
+    if not targets:
+        return _Target("--impl", DEFAULT_IMPLEMENTATION)
+    if not targets[0].value.strip():
+        raise _UsageError(f"{targets[0].option} is empty: name the implementation (an unset variable?)")
+    return targets[0]
+
+
+def _smoke(options: argparse.Namespace) -> int:
+    from toolcontract_conformance.scenario import ScenarioError
+    from toolcontract_conformance.smoke import smoke, smoke_text
+
+    target = _single_target(options)
+    implementation = _implementation(target, options)
+    terminal = _Terminal.of(sys.stdout)
+    try:
+        outcome = smoke(implementation)
+    except AdapterError as error:
+        print(visible(f"toolcontract smoke: cannot start {implementation!r}: {error}"), file=sys.stderr)
+        return 2
+    except (ScenarioError, FileNotFoundError) as error:
+        raise _UsageError(str(error)) from None
+    terminal.line(smoke_text(outcome, terminal.style))
+    return 0 if outcome.passed else 1
+
+
+def _info(options: argparse.Namespace) -> int:
+    from toolcontract_conformance.info import describe, info_text
+
+    target = _single_target(options)
+    implementation = _implementation(target, options)
+    try:
+        entry = describe(implementation, target.option, target.value)
+    except AdapterError as error:
+        print(visible(f"toolcontract info: cannot start {implementation!r}: {error}"), file=sys.stderr)
+        return 2
+    if options.format == "json":
+        _out(json.dumps(entry, indent=2, ensure_ascii=False))
+    else:
+        terminal = _Terminal.of(sys.stdout)
+        terminal.line(info_text(entry, terminal.style))
+    return 0
+
+
+# --- render / replay / fuzz ------------------------------------------------------------------------------
 
 
 def _delegate(name: str, arguments: list[str]) -> int:
