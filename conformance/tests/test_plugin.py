@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,8 +17,9 @@ HERE = Path(__file__).parent
 SCRIPT = HERE / "misbehaving_adapter.py"
 
 
-def pytest_run(tmp_path: Path, *arguments: str) -> tuple[int, str]:
-    """Run ``pytest --pyargs toolcontract_conformance`` in this process, on the fake suite under ``tmp_path``."""
+def pytest_run(tmp_path: Path, *arguments: str, folders: bool = True) -> tuple[int, str]:
+    """Run ``pytest --pyargs toolcontract_conformance`` in this process, on the fake suite under ``tmp_path``
+    (given as ``--scenarios`` and ``--goldens`` unless not ``folders``)."""
     scenarios, goldens = write_suite(tmp_path / "suite")
     command = [
         "--pyargs",
@@ -27,10 +30,7 @@ def pytest_run(tmp_path: Path, *arguments: str) -> tuple[int, str]:
         "-rsxX",
         "--rootdir",
         str(tmp_path),
-        "--scenarios-dir",
-        str(scenarios),
-        "--goldens-dir",
-        str(goldens),
+        *(["--scenarios", str(scenarios), "--goldens", str(goldens)] if folders else []),
         *arguments,
     ]
     output = io.StringIO()
@@ -90,12 +90,14 @@ def test_through_a_subprocess_adapter(tmp_path: Path) -> None:
     assert "segmentation fault in bad-meta" in output
 
 
-def test_an_adapter_that_cannot_start_fails_every_test_once_started(tmp_path: Path) -> None:
+def test_an_adapter_that_cannot_start_stops_the_session_with_status_2(tmp_path: Path) -> None:
     status, output = pytest_run(
         tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} wrong-version", "-k", "ok-plain or ok-nested"
     )
-    assert status == 1, output
-    assert "2 failed" in output and output.count("protocol version mismatch") >= 2
+    assert status == 2, output  # as toolcontract check's exit status for an implementation that cannot start
+    assert output.count("toolcontract: cannot start Subprocess(") == 1
+    assert "protocol version mismatch: the kit speaks version 1, the adapter answered 2" in output
+    assert "passed" not in output and "failed" not in output
 
 
 def test_impl_and_impl_cmd_are_exclusive(tmp_path: Path) -> None:
@@ -150,7 +152,7 @@ def test_an_unknown_capability_is_a_warning(tmp_path: Path) -> None:
         "-k",
         "ok-",
     )
-    assert status == 1, output
+    assert status == 2, output  # refused at start, as by toolcontract check
     assert "unknown capability 'wrapers': the known ones are" in output
 
 
@@ -217,5 +219,155 @@ def test_a_session_stopped_early_is_interrupted(tmp_path: Path) -> None:
 
 def test_an_implementation_that_never_started_gives_no_verdict(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} wrong-version", "-k", "ok-plain")
+    assert status == 2, output
+    assert "toolcontract: cannot start" in output and "toolcontract: misbehaving" not in output
+
+
+# --- one vocabulary with toolcontract check --------------------------------------------------------------
+
+
+def test_rule_selects_ignoring_case_and_deselects_the_rest(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--rule", "r-snap-1")
+    assert status == 0, output
+    assert "2 passed, 4 deselected" in output
+    assert ": PASS: 2 passed, 0 failed, 0 errored, 0 skipped of 2 scenarios" in output
+    status, output = pytest_run(
+        tmp_path / "two", "--impl", "fake_suite:implementation", "--rule", "R-SNAP-1", "--rule", "r-mcp-1"
+    )
+    assert status == 0, output
+    assert "2 passed, 1 skipped, 3 deselected" in output
+
+
+def test_an_unknown_rule_is_one_usage_error_naming_the_closest(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--rule", "r-post-44")
+    assert status == 4, output
+    assert output.count("ERROR: --rule r-post-44: no such rule (closest: R-POST-4, R-POST-8, R-POST-7)") == 1
+    assert "test_scenario[" not in output
+
+
+def test_the_timeout_is_timeout_as_in_check(tmp_path: Path) -> None:
+    command = f"{sys.executable} {SCRIPT} hang"
+    status, output = pytest_run(tmp_path, "--impl-cmd", command, "--timeout", "0.3", "--max-failures", "1", "-x")
     assert status == 1, output
-    assert "toolcontract: " not in output
+    assert "no answer to run seq 0 within 0.3 s" in output
+    status, output = pytest_run(tmp_path / "both", "--impl-cmd", command, "--timeout", "1", "--impl-timeout", "2")
+    assert status == 4 and "--timeout 1.0 and --impl-timeout 2.0: give one" in output
+
+
+def test_the_startup_timeout_as_in_check(tmp_path: Path) -> None:
+    command = f"{sys.executable} {SCRIPT} start-hang"
+    status, output = pytest_run(tmp_path, "--impl-cmd", command, "--startup-timeout", "0.5", "-k", "ok-plain")
+    assert status == 2, output
+    assert "toolcontract: cannot start" in output and "0.5 s" in output
+
+
+def test_the_old_folder_names_still_work_with_a_deprecation_warning(tmp_path: Path) -> None:
+    scenarios, goldens = write_suite(tmp_path / "old")
+    status, output = pytest_run(
+        tmp_path,
+        "--impl",
+        "fake_suite:implementation",
+        "-k",
+        "ok-plain",
+        "--scenarios-dir",
+        str(scenarios),
+        "--goldens-dir",
+        str(goldens),
+        folders=False,
+    )
+    assert status == 0, output
+    assert "1 passed" in output
+    assert "PytestDeprecationWarning: toolcontract: --scenarios-dir is deprecated: give --scenarios" in output
+    assert "PytestDeprecationWarning: toolcontract: --goldens-dir is deprecated: give --goldens" in output
+
+
+def test_the_old_and_new_folder_names_must_agree(tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--scenarios-dir", str(other))
+    assert status == 4, output
+    assert f"and --scenarios-dir {other}: give --scenarios alone" in output
+
+
+TIMEOUT_PLUGIN = """
+def pytest_addoption(parser):
+    parser.getgroup("timeout").addoption("--timeout", type=float, dest="timeout", help="per test, as pytest-timeout")
+
+
+def pytest_configure(config):
+    print("other plugin's timeout:", config.getoption("timeout"))
+"""
+
+
+def test_timeout_is_left_to_a_plugin_that_has_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "other_timeout_plugin.py").write_text(TIMEOUT_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    command = f"{sys.executable} {SCRIPT} hang"
+    arguments = ("-p", "other_timeout_plugin", "--impl-cmd", command, "--max-failures", "1", "-x")
+    status, output = pytest_run(tmp_path, *arguments, "--timeout", "7", "--impl-timeout", "0.3")
+    assert status == 1, output
+    assert "other plugin's timeout: 7.0" in output
+    assert "no answer to run seq 0 within 0.3 s" in output
+
+
+# --- inert in an unrelated test suite --------------------------------------------------------------------
+
+UNRELATED = """
+import sys
+
+
+def test_unrelated():
+    loaded = sorted(name for name in sys.modules if name.startswith("toolcontract"))
+    assert loaded == ["toolcontract_conformance", "toolcontract_conformance.plugin"], loaded
+"""
+
+NEEDS_SNAPSHOT = """
+def test_renders(native_snapshot):
+    pass
+"""
+
+
+def _unrelated_run(tmp_path: Path, test: str, *arguments: str, hide_syrupy: bool) -> subprocess.CompletedProcess[str]:
+    """``pytest -W error`` in a fresh process on one unrelated test file (syrupy made unimportable, if asked)."""
+    (tmp_path / "test_unrelated.py").write_text(test)
+    path = [os.environ.get("PYTHONPATH", "")]
+    if hide_syrupy:
+        shadow = tmp_path / "shadow"
+        shadow.mkdir()
+        (shadow / "syrupy.py").write_text("raise ModuleNotFoundError(\"No module named 'syrupy'\", name='syrupy')\n")
+        path.insert(0, str(shadow))
+        arguments = ("-p", "no:syrupy", *arguments)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    command = [sys.executable, "-m", "pytest", "-W", "error", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    return subprocess.run(
+        [*command, "--rootdir", str(tmp_path), *arguments, str(tmp_path / "test_unrelated.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+        env=environment,
+    )
+
+
+@pytest.mark.parametrize("hide_syrupy", [True, False])
+def test_an_unrelated_suite_sees_no_warning_and_no_kit(tmp_path: Path, hide_syrupy: bool) -> None:
+    done = _unrelated_run(tmp_path, UNRELATED, hide_syrupy=hide_syrupy)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "warning" not in (done.stdout + done.stderr).lower()
+    assert "INTERNALERROR" not in done.stdout + done.stderr
+
+
+def test_native_snapshot_without_syrupy_says_what_it_needs(tmp_path: Path) -> None:
+    done = _unrelated_run(tmp_path, NEEDS_SNAPSHOT, hide_syrupy=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "native_snapshot needs syrupy: pip install syrupy" in done.stdout
+
+
+def test_native_snapshot_is_the_renderer_toolkits(tmp_path: Path) -> None:
+    test = (
+        "from toolcontract_conformance.renderer_toolkit import NativeSnapshot\n\n\n"
+        "def test_renders(native_snapshot):\n    assert isinstance(native_snapshot, NativeSnapshot)\n"
+    )
+    done = _unrelated_run(tmp_path, test, hide_syrupy=False)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -2,80 +2,111 @@
 
 ``pytest --pyargs toolcontract_conformance [--impl MODULE:ATTR | --impl-cmd "CMD"] [--baseline FILE]``
 collects ``toolcontract_conformance/test_conformance.py``: one test per scenario id, marked with each rule id
-it exercises (``-m R-POST-4``). A test passes when the transcript equals the golden byte for byte, fails with
-the first differing JSON path and the rules otherwise, and is skipped only when the implementation declines
-the scenario (a declared missing capability, or its own ``skipped`` answer, with its message). Without
-``--impl`` or ``--impl-cmd`` the bundled reference is checked, in-process.
+it exercises (``-m R-POST-4``; ``--rule r-post-4`` selects the same, ignoring case, and refuses an unknown id).
+A test passes when the transcript equals the golden byte for byte, fails with the first differing JSON path
+and the rules otherwise, and is skipped only when the implementation declines the scenario (a declared missing
+capability, or its own ``skipped`` answer, with its message). Without ``--impl`` or ``--impl-cmd`` the bundled
+reference is checked, in-process.
+
+The options are ``toolcontract check``'s, under the same names: ``--timeout``, ``--startup-timeout``,
+``--scenarios``, ``--goldens``, ``--rule``, ``--max-failures``, ``--require``, ``--fail-on-skip``,
+``--validate-protocol``, ``--baseline``. ``--timeout`` is added only when no other plugin has it
+(pytest-timeout has its own, per test); ``--impl-timeout`` is always there. ``--scenarios-dir`` and
+``--goldens-dir`` still work, with a deprecation warning.
 
 The session ends with the verdict ``toolcontract check`` gives the same run, judged by the same code
 (:func:`~toolcontract_conformance.report.run_json`, under the same ``--require`` and ``--fail-on-skip``), in one
 line of the terminal summary; a verdict other than PASS (nothing passed, a required capability missing, a skip
-under ``--fail-on-skip``) fails a session whose tests all passed.
+under ``--fail-on-skip``) fails a session whose tests all passed. Exit status: 0 pass, 1 a deviation, 2 the
+implementation could not be started (the session stops there), 4 a usage error (pytest's own status for one).
 
-The plugin is loaded by every pytest run in an environment where the kit is installed, so it only adds
-options and fixtures; it does nothing until its test module is collected. It also makes the renderer
-toolkit's ``native_snapshot`` fixture available to any test suite.
+The plugin is loaded by every pytest run in an environment where the kit is installed, so it stays inert
+unless asked: it adds its options, a marker and the ``native_snapshot`` fixture (the renderer toolkit's,
+imported when a test asks for it), and imports nothing of the kit, warns of nothing and runs nothing until its
+test module is collected or ``--impl`` / ``--impl-cmd`` is given.
 """
 
 from __future__ import annotations
 
-import importlib
-import itertools
-import time
-import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from toolcontract_conformance.adapters.inprocess import InProcess
-from toolcontract_conformance.adapters.subprocess import Subprocess
-from toolcontract_conformance.baseline import Baseline, BaselineError
-from toolcontract_conformance.display import visible
-from toolcontract_conformance.exceptions import AdapterError
-from toolcontract_conformance.golden_source import golden_source_of
-from toolcontract_conformance.implementation import Implementation, ImplementationInfo
-from toolcontract_conformance.report import Policy, Run, run_json, verdict_line
-from toolcontract_conformance.runner import (
-    DEFAULT_MAX_FAILURES,
-    GoldenLookup,
-    ScenarioResult,
-    SuiteResult,
-    Watchdog,
-    apply_baseline,
-    capability_warning,
-    golden_directory,
-    run_scenario,
-)
+if TYPE_CHECKING:
+    from toolcontract_conformance.baseline import Baseline
+    from toolcontract_conformance.plugin_session import ConformanceSession
+    from toolcontract_conformance.report import Policy
 
-__all__ = ["ConformanceSession", "toolcontract_conformance"]
+__all__ = ["ConformanceSession", "native_snapshot", "toolcontract_conformance"]
 
 _DEFAULT_IMPLEMENTATION = "toolcontract_conformance.adapters.reference:implementation"
-_RENDERER_TOOLKIT = "toolcontract_conformance.renderer_toolkit"
+_DEFAULT_MAX_FAILURES = 3  # runner.DEFAULT_MAX_FAILURES, not imported: the plugin imports nothing until asked
+_GROUP = "toolcontract"
 _SCENARIOS_KEY = pytest.StashKey[list[dict[str, Any]]]()
 _SESSION_KEY = pytest.StashKey["ConformanceSession"]()
 _SELECTED_KEY = pytest.StashKey[int]()
 _VERDICT_KEY = pytest.StashKey[dict[str, Any]]()
+_TIMEOUT_KEY = pytest.StashKey[bool]()
+_CHECKED_KEY = pytest.StashKey[bool]()
+_PROBLEM_KEY = pytest.StashKey[str]()
 _FIXTURE = "toolcontract_conformance"
+_SCENARIO_FIXTURE = "toolcontract_scenario"
+
+#: The options renamed to ``toolcontract check``'s names: the old name, its destination, the name to use.
+_DEPRECATED = (
+    ("--scenarios-dir", "toolcontract_scenarios_dir", "--scenarios"),
+    ("--goldens-dir", "toolcontract_goldens_dir", "--goldens"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    # ConformanceSession lives with the kit's machinery, imported on first use only.
+    if name == "ConformanceSession":
+        from toolcontract_conformance.plugin_session import ConformanceSession
+
+        return ConformanceSession
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """The conformance options."""
-    group = parser.getgroup("toolcontract", "conformance to the canonical tool output contract")
+    """The conformance options (``--timeout`` comes later, once it is known to be free)."""
+    group = parser.getgroup(_GROUP, "conformance to the canonical tool output contract (toolcontract_conformance)")
     group.addoption("--impl", metavar="MODULE:ATTR", help="the implementation under test, a Python object")
     group.addoption("--impl-cmd", metavar="CMD", help="the implementation under test, a protocol adapter command")
     group.addoption("--baseline", metavar="FILE", help="a baseline file of known failures")
-    group.addoption("--impl-timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
+    group.addoption(
+        "--rule",
+        action="append",
+        default=[],
+        dest="toolcontract_rules",
+        metavar="R-…",
+        help="only scenarios exercising this rule, ignoring case (repeatable: any of them)",
+    )
+    group.addoption(
+        "--impl-timeout",
+        type=float,
+        dest="toolcontract_impl_timeout",
+        metavar="S",
+        help="seconds per scenario (--impl-cmd default: 30); the same as --timeout, which pytest-timeout, "
+        "when installed, takes for its own",
+    )
+    group.addoption(
+        "--startup-timeout",
+        type=float,
+        default=30.0,
+        dest="toolcontract_startup_timeout",
+        metavar="S",
+        help="seconds for an --impl-cmd adapter to answer start (default: 30)",
+    )
     group.addoption(
         "--max-failures",
         type=int,
-        default=DEFAULT_MAX_FAILURES,
+        default=_DEFAULT_MAX_FAILURES,
         metavar="N",
         help=f"declare the implementation unresponsive after N scenarios in a row time out or crash "
-        f"(default {DEFAULT_MAX_FAILURES}, 0: never)",
+        f"(default {_DEFAULT_MAX_FAILURES}, 0: never)",
     )
     group.addoption(
         "--require",
@@ -86,47 +117,95 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--fail-on-skip", action="store_true", help="fail the session if any scenario was skipped")
     group.addoption("--validate-protocol", action="store_true", help="check every protocol message")
-    group.addoption("--scenarios-dir", metavar="DIR", help="scenario files (default: the kit's own)")
-    group.addoption("--goldens-dir", metavar="DIR", help="golden transcripts (default: the kit's own)")
+    group.addoption(
+        "--scenarios", dest="toolcontract_scenarios", metavar="DIR", help="scenario files (default: the kit's own)"
+    )
+    group.addoption(
+        "--goldens", dest="toolcontract_goldens", metavar="DIR", help="golden transcripts (default: the kit's own)"
+    )
+    for old, dest, new in _DEPRECATED:
+        group.addoption(old, dest=dest, metavar="DIR", help=f"deprecated: the old name of {new}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> Generator[None]:
+    """Add ``--timeout`` once every plugin and the initial conftests are loaded, if none of them has it."""
+    try:
+        return (yield)
+    finally:
+        early_config.stash[_TIMEOUT_KEY] = not _option_taken(parser, "--timeout")
+        if early_config.stash[_TIMEOUT_KEY]:
+            parser.getgroup(_GROUP).addoption(
+                "--timeout",
+                type=float,
+                dest="toolcontract_timeout",
+                metavar="S",
+                help="seconds per scenario (--impl-cmd default: 30; alias --impl-timeout)",
+            )
+
+
+def _option_taken(parser: pytest.Parser, name: str) -> bool:
+    """Whether a plugin or conftest already added the option ``name`` (pytest has no public way to ask)."""
+    groups = [getattr(parser, "_anonymous", None), *getattr(parser, "_groups", [])]
+    return any(name in option.names() for group in groups if group is not None for option in group.options)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Check the options, declare the marker, and bring in the renderer toolkit's fixtures."""
+    """Declare the marker; when an implementation is named, check the options now."""
+    config.addinivalue_line("markers", "conformance: a conformance scenario (toolcontract_conformance)")
+    if config.getoption("impl") or config.getoption("impl_cmd"):
+        _check_options(config)
+
+
+def _check_options(config: pytest.Config) -> None:
+    """The usage errors the options alone show, and the deprecated names used (once a session)."""
+    if config.stash.get(_CHECKED_KEY, False):
+        return
+    config.stash[_CHECKED_KEY] = True
     if config.getoption("impl") and config.getoption("impl_cmd"):
         raise pytest.UsageError("--impl and --impl-cmd are exclusive: name one implementation under test")
-    config.addinivalue_line("markers", "conformance: a conformance scenario (toolcontract_conformance)")
-    _register_renderer_toolkit(config)
+    if config.getoption("max_failures") < 0:
+        raise pytest.UsageError(f"--max-failures {config.getoption('max_failures')}: give 0 (never give up) or more")
+    for capability in config.getoption("require"):
+        if not capability.strip():
+            raise pytest.UsageError("--require is empty: name the capability")
+    _timeout(config)
+    for old, dest, new in _DEPRECATED:
+        if config.getoption(dest) is not None:
+            config.issue_config_time_warning(
+                pytest.PytestDeprecationWarning(f"toolcontract: {old} is deprecated: give {new}"), stacklevel=2
+            )
 
 
-def _register_renderer_toolkit(config: pytest.Config) -> None:
-    if config.pluginmanager.has_plugin(_RENDERER_TOOLKIT):
-        return
-    try:
-        module = importlib.import_module(_RENDERER_TOOLKIT)
-    except ModuleNotFoundError as error:
-        if error.name == _RENDERER_TOOLKIT:
-            return
-        config.issue_config_time_warning(
-            pytest.PytestConfigWarning(f"native_snapshot is unavailable: cannot import {_RENDERER_TOOLKIT}: {error}"),
-            stacklevel=2,
-        )
-        return
-    except ImportError as error:
-        config.issue_config_time_warning(
-            pytest.PytestConfigWarning(f"native_snapshot is unavailable: cannot import {_RENDERER_TOOLKIT}: {error}"),
-            stacklevel=2,
-        )
-        return
-    if not config.pluginmanager.is_registered(module):
-        config.pluginmanager.register(module, _RENDERER_TOOLKIT)
+def _timeout(config: pytest.Config) -> float | None:
+    """``--timeout`` (when it is the plugin's) or ``--impl-timeout``; a usage error when they disagree."""
+    alias: float | None = config.getoption("toolcontract_impl_timeout")
+    timeout: float | None = (
+        config.getoption("toolcontract_timeout", None) if config.stash.get(_TIMEOUT_KEY, False) else None
+    )
+    if timeout is not None and alias is not None and timeout != alias:
+        raise pytest.UsageError(f"--timeout {timeout} and --impl-timeout {alias}: give one")
+    return timeout if timeout is not None else alias
+
+
+def _directory(config: pytest.Config, dest: str, old_dest: str, name: str, old: str) -> str | None:
+    """A folder option given under its name or its deprecated one; a usage error when they disagree."""
+    value: str | None = config.getoption(dest)
+    deprecated: str | None = config.getoption(old_dest)
+    if value is not None and deprecated is not None and value != deprecated:
+        raise pytest.UsageError(f"{name} {value} and {old} {deprecated}: give {name} alone")
+    return value if value is not None else deprecated
 
 
 def _scenarios(config: pytest.Config) -> list[dict[str, Any]]:
     if _SCENARIOS_KEY not in config.stash:
         from toolcontract_conformance.scenario import ScenarioError, load_scenarios
 
+        folder = _directory(
+            config, "toolcontract_scenarios", "toolcontract_scenarios_dir", "--scenarios", "--scenarios-dir"
+        )
         try:
-            config.stash[_SCENARIOS_KEY] = [s.data for s in load_scenarios(config.getoption("scenarios_dir"))]
+            config.stash[_SCENARIOS_KEY] = [s.data for s in load_scenarios(folder)]
         except (ScenarioError, FileNotFoundError) as error:
             raise pytest.UsageError(f"cannot load the conformance scenarios: {error}") from None
     return config.stash[_SCENARIOS_KEY]
@@ -134,15 +213,21 @@ def _scenarios(config: pytest.Config) -> list[dict[str, Any]]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """One test per scenario, wherever a test asks for ``toolcontract_scenario``."""
-    if "toolcontract_scenario" not in metafunc.fixturenames:
+    if _SCENARIO_FIXTURE not in metafunc.fixturenames:
         return
     config = metafunc.config
-    scenarios = _scenarios(config)
+    try:
+        _check_options(config)  # once: at configure time already when --impl or --impl-cmd is given
+        scenarios = _scenarios(config)
+    except pytest.UsageError as error:
+        # Raised here it would be a collection error; pytest_collection_modifyitems raises it as a usage error.
+        config.stash[_PROBLEM_KEY] = str(error)
+        return
     rules = sorted({str(rule) for scenario in scenarios for rule in scenario.get("rules", ())})
     for rule in rules:
         config.addinivalue_line("markers", f"{rule}: scenarios exercising contract rule {rule}")
     metafunc.parametrize(
-        "toolcontract_scenario",
+        _SCENARIO_FIXTURE,
         [
             pytest.param(
                 scenario,
@@ -154,96 +239,46 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
-@dataclass
-class ConformanceSession:
-    """The implementation under test for a pytest session, started once, and what judges its answers.
-
-    After ``watchdog.max_failures`` scenarios in a row time out or crash, the implementation is unresponsive:
-    every later test fails at once with that reason, without running. ``results`` holds every scenario's
-    judged result, in the order run, from which :meth:`verdict` judges the session under ``policy``.
-    """
-
-    implementation: Implementation
-    goldens: GoldenLookup
-    baseline: Baseline | None = None
-    watchdog: Watchdog = field(default_factory=Watchdog)
-    policy: Policy = field(default_factory=Policy)
-    results: list[ScenarioResult] = field(default_factory=list)
-    _info: ImplementationInfo | None = None
-    _start_error: str | None = None
-    _seq: Iterator[int] = field(default_factory=itertools.count)
-    _started: str = ""
-    _began: float = 0.0
-
-    @property
-    def info(self) -> ImplementationInfo:
-        """The implementation's metadata; starts it on first use (a failure fails the test)."""
-        if self._start_error is not None:
-            pytest.fail(self._start_error, pytrace=False)
-        if self._info is None:
-            self._started = datetime.now(UTC).isoformat(timespec="seconds")
-            self._began = time.perf_counter()
-            try:
-                self._info = self.implementation.start()
-            except AdapterError as error:
-                self._start_error = f"cannot start {self.implementation!r}: {error}"
-                pytest.fail(self._start_error, pytrace=False)
-            warning = capability_warning(self._info)
-            if warning is not None:
-                warnings.warn(pytest.PytestWarning(warning), stacklevel=2)
-        return self._info
-
-    def check(self, scenario: dict[str, Any]) -> None:
-        """Run one scenario and pass, fail, skip or xfail (baseline) the current test accordingly."""
-        info = self.info
-        if self.watchdog.gives_up_on(scenario, info):
-            result = self.watchdog.not_run(scenario)
-        else:
-            golden = self.goldens(str(scenario["id"]))
-            result = run_scenario(self.implementation, info, next(self._seq), scenario, golden)
-            self.watchdog.record(result)
-        result = apply_baseline(replace(result, golden_source=golden_source_of(scenario)), self.baseline)
-        self.results.append(result)
-        if result.baseline == "known-failure":
-            pytest.xfail(f"known failure (baseline){': ' + result.baseline_note if result.baseline_note else ''}")
-        if result.baseline in ("stale", "unlisted"):
-            pytest.fail(result.explain(), pytrace=False)
-        if result.status == "skipped":
-            pytest.skip(result.message + (f" ({result.issue_url})" if result.issue_url else ""))
-        if result.status != "passed":
-            pytest.fail(result.explain(), pytrace=False)
-
-    def stop(self) -> None:
-        """Stop the implementation if it was started."""
-        if self._info is not None:
-            self.implementation.stop()
-
-    def verdict(self, selected: int | None = None) -> dict[str, Any] | None:
-        """The session's run as the JSON report has it, judged under ``policy`` as ``toolcontract check`` judges
-        it (``None`` when the implementation never started). ``selected``: how many scenarios were to run, when
-        the session stopped before all of them did."""
-        if self._info is None:
-            return None
-        suite = SuiteResult(
-            self._info,
-            tuple(self.results),
-            seconds=time.perf_counter() - self._began,
-            started=self._started,
-            unresponsive=self.watchdog.unresponsive,
-        )
-        return run_json(Run(suite, selected=selected), self.policy)
-
-
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Before any scenario runs, set up the implementation and the baseline: what is wrong with either (a bad
-    baseline file, a ``--impl`` that cannot be imported) is one usage error, not one error per scenario."""
-    if any(_FIXTURE in getattr(item, "fixturenames", ()) for item in items):
-        config.stash[_SESSION_KEY] = _conformance_session(config)
+    """Keep the scenarios of the ``--rule``s asked for; then, before any scenario runs, set up the
+    implementation and the baseline: what is wrong with either (a bad baseline file, a ``--impl`` that cannot be
+    imported) is one usage error, not one error per scenario."""
+    if _PROBLEM_KEY in config.stash:
+        raise pytest.UsageError(config.stash[_PROBLEM_KEY])
+    if not any(_FIXTURE in getattr(item, "fixturenames", ()) for item in items):
+        return
+    requested: list[str] = config.getoption("toolcontract_rules")
+    if requested:
+        from toolcontract_conformance.selection import UnknownRule, known_rules, resolve_rules
+
+        try:
+            rules = resolve_rules(requested, known_rules(_scenarios(config)))
+        except UnknownRule as error:
+            raise pytest.UsageError(str(error)) from None
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            scenario = _scenario_of(item)
+            exercised = () if scenario is None else scenario.get("rules", ())
+            (kept if scenario is None or set(exercised) & set(rules) else dropped).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    config.stash[_SESSION_KEY] = _conformance_session(config)
+
+
+def _scenario_of(item: pytest.Item) -> dict[str, Any] | None:
+    """The scenario a conformance test runs (``None`` for any other test)."""
+    callspec = getattr(item, "callspec", None)
+    scenario = None if callspec is None else callspec.params.get(_SCENARIO_FIXTURE)
+    return scenario if isinstance(scenario, dict) else None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Count the scenarios selected to run (after ``-k``, ``-m`` and the like)."""
-    session.config.stash[_SELECTED_KEY] = sum(_FIXTURE in getattr(item, "fixturenames", ()) for item in session.items)
+    """Count the scenarios selected to run (after ``-k``, ``-m``, ``--rule`` and the like)."""
+    if _SESSION_KEY in session.config.stash:
+        selected = sum(_FIXTURE in getattr(item, "fixturenames", ()) for item in session.items)
+        session.config.stash[_SELECTED_KEY] = selected
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
@@ -267,6 +302,9 @@ def pytest_terminal_summary(
     entry = config.stash.get(_VERDICT_KEY, None)
     if entry is None:
         return
+    from toolcontract_conformance.display import visible
+    from toolcontract_conformance.report import verdict_line
+
     implementation = entry["implementation"]
     line = f"toolcontract: {implementation['name']} {implementation['version']} ({implementation['language']}): "
     passed = entry["verdict"] == "pass"
@@ -284,15 +322,40 @@ def toolcontract_conformance(request: pytest.FixtureRequest) -> Iterator[Conform
     session.stop()
 
 
+@pytest.fixture
+def native_snapshot(request: pytest.FixtureRequest) -> Any:
+    """The renderer toolkit's ``native_snapshot`` (:mod:`toolcontract_conformance.renderer_toolkit`), which
+    needs syrupy: a test that asks for it without syrupy installed fails saying so."""
+    try:
+        from toolcontract_conformance.renderer_toolkit import NativeSnapshot
+    except ModuleNotFoundError as error:
+        if error.name is None or error.name.partition(".")[0] != "syrupy":
+            raise
+        pytest.fail("native_snapshot needs syrupy: pip install syrupy", pytrace=False)
+    return NativeSnapshot(request.getfixturevalue("snapshot"))
+
+
 def _conformance_session(config: pytest.Config) -> ConformanceSession:
-    timeout: float | None = config.getoption("impl_timeout")
+    from toolcontract_conformance.adapters.inprocess import InProcess
+    from toolcontract_conformance.adapters.subprocess import Subprocess
+    from toolcontract_conformance.exceptions import AdapterError
+    from toolcontract_conformance.implementation import Implementation
+    from toolcontract_conformance.plugin_session import ConformanceSession
+    from toolcontract_conformance.runner import Watchdog, golden_directory
+
+    _check_options(config)
+    timeout = _timeout(config)
     implementation: Implementation
     if config.getoption("impl_cmd"):
-        implementation = Subprocess(
-            config.getoption("impl_cmd"),
-            timeout=30.0 if timeout is None else timeout,
-            validate_protocol=bool(config.getoption("validate_protocol")),
-        )
+        try:
+            implementation = Subprocess(
+                config.getoption("impl_cmd"),
+                timeout=30.0 if timeout is None else timeout,
+                startup_timeout=config.getoption("toolcontract_startup_timeout"),
+                validate_protocol=bool(config.getoption("validate_protocol")),
+            )
+        except ValueError as error:
+            raise pytest.UsageError(f"--impl-cmd {config.getoption('impl_cmd')}: {error}") from None
     else:
         target = config.getoption("impl") or _DEFAULT_IMPLEMENTATION
         implementation = InProcess(target, timeout=timeout)
@@ -301,28 +364,29 @@ def _conformance_session(config: pytest.Config) -> ConformanceSession:
         except AdapterError as error:
             raise pytest.UsageError(f"--impl {target}: {error}") from None
     baseline = _baseline(config)
-    goldens_option = config.getoption("goldens_dir")
+    goldens_option = _directory(
+        config, "toolcontract_goldens", "toolcontract_goldens_dir", "--goldens", "--goldens-dir"
+    )
     if goldens_option:
         goldens = golden_directory(goldens_option)
     else:
         from toolcontract_conformance.locations import goldens_dir
 
         goldens = golden_directory(goldens_dir())
-    max_failures: int = config.getoption("max_failures")
-    if max_failures < 0:
-        raise pytest.UsageError(f"--max-failures {max_failures}: give 0 (never give up) or more")
-    return ConformanceSession(implementation, goldens, baseline, Watchdog(max_failures), _policy(config))
+    watchdog = Watchdog(config.getoption("max_failures"))
+    return ConformanceSession(implementation, goldens, baseline, watchdog, _policy(config))
 
 
 def _policy(config: pytest.Config) -> Policy:
+    from toolcontract_conformance.report import Policy
+
     required: list[str] = config.getoption("require")
-    for capability in required:
-        if not capability.strip():
-            raise pytest.UsageError("--require is empty: name the capability")
     return Policy(tuple(dict.fromkeys(required)), bool(config.getoption("fail_on_skip")))
 
 
 def _baseline(config: pytest.Config) -> Baseline | None:
+    from toolcontract_conformance.baseline import Baseline, BaselineError
+
     file: str | None = config.getoption("baseline")
     if not file:
         return None

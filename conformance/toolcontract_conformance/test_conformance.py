@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolcontract_conformance.plugin import ConformanceSession
+from toolcontract_conformance.plugin_session import ConformanceSession
 
 
 def test_scenario(toolcontract_scenario: dict[str, Any], toolcontract_conformance: ConformanceSession) -> None:
