@@ -1,0 +1,330 @@
+"""The HTML report of real checks, opened in headless Chromium in a 1366 by 768 window: a passing run, a failing
+run, and two implementations side by side.
+
+Each page puts what fails first (a summary under the verdict linking to every failure and error, their accounts
+before the rules), resolves every link, fits the window without scrolling sideways, groups the rules by the
+contract's sections, and gives each failure the command that runs it again alone: the tests run that command
+and check that it reproduces exactly that failure, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broken_implementations import BUGS, Broken
+from fake_suite import write_suite
+
+from toolcontract_conformance.cli import DEFAULT_IMPLEMENTATION, main
+from toolcontract_conformance.report import render, repro_command
+from toolcontract_conformance.rules import load_rules
+
+HERE = Path(__file__).parent
+WINDOW = (1366, 768)
+BUG = "value-replacement-not-rerendered"
+
+
+def broken() -> Broken:
+    """The reference with one bug, value replacements left as first rendered: ``--impl test_report_html:broken``."""
+    return Broken(next(bug for bug in BUGS if bug.name == BUG))
+
+
+PROBE = """<script>
+const FOLLOWS = Node.DOCUMENT_POSITION_FOLLOWING;
+const matrix = document.getElementById("matrix");
+const summary = document.getElementById("summary");
+const accounts = [...document.querySelectorAll(".scenario.failed-box, .scenario.errored-box, .scenario.stale-box")];
+const ids = [...document.querySelectorAll("[id]")].map((element) => element.id);
+const links = [...document.querySelectorAll('a[href^="#"]')].map((a) => a.getAttribute("href").slice(1));
+const head = matrix.tHead.rows[0].cells;
+const colour = (selector) => {
+  const found = matrix.querySelector(selector);
+  return found === null ? null : getComputedStyle(found).backgroundColor;
+};
+const firstLink = summary.querySelector("ol a");
+document.body.setAttribute("data-probe", JSON.stringify({
+  viewport: [window.innerWidth, window.innerHeight],
+  scrollWidth: document.documentElement.scrollWidth,
+  matrixRight: matrix.getBoundingClientRect().right,
+  duplicateIds: ids.filter((id, index) => ids.indexOf(id) !== index),
+  links: links.length,
+  unresolved: links.filter((id) => document.getElementById(id) === null),
+  summary: summary.textContent,
+  summaryLinks: [...summary.querySelectorAll("ol a")].map((a) => a.getAttribute("href").slice(1)),
+  firstLinkBottom: firstLink === null ? null : firstLink.getBoundingClientRect().bottom,
+  accounts: accounts.map((box) => ({
+    id: box.id,
+    scenario: box.querySelector("strong code").textContent,
+    section: box.closest("section").id,
+    beforeMatrix: Boolean(box.compareDocumentPosition(matrix) & FOLLOWS),
+    afterSummary: Boolean(summary.compareDocumentPosition(box) & FOLLOWS),
+    repro: box.querySelector("code.repro") === null ? null : box.querySelector("code.repro").textContent,
+    files: [...box.querySelectorAll("dl.facts dd > code:not(.repro)")].map((code) => code.textContent),
+    differences: box.querySelectorAll(".diff").length,
+    marked: [...box.querySelectorAll(".diff pre mark")].length,
+  })),
+  columns: [...head].map((th) => th.textContent),
+  sticky: getComputedStyle(head[0]).position,
+  sections: [...matrix.tBodies].map((body) => body.rows[0].cells[0].textContent),
+  rules: matrix.querySelectorAll("tr[data-rule]").length,
+  chips: matrix.querySelectorAll(".chip").length,
+  chipLinks: [...matrix.querySelectorAll("a.chip")].map((a) => a.getAttribute("href").slice(1)),
+  failedChip: colour("a.chip.failed"),
+  passedChip: colour("span.chip.passed"),
+  sideRows: document.querySelectorAll("#side-by-side-table tbody tr").length,
+}));
+</script>"""
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("opening the HTML report needs headless Chromium: no chromium, chromium-browser or google-chrome")
+
+
+def _open(page_text: str, folder: Path) -> dict[str, Any]:
+    """Open the page in headless Chromium in a 1366 by 768 window and return what :data:`PROBE` found there."""
+    browser = _chromium()
+    folder.mkdir(parents=True, exist_ok=True)
+    page = folder / "report.html"
+    page.write_text(page_text.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--window-size={WINDOW[0]},{WINDOW[1]}",
+        f"--user-data-dir={folder / 'profile'}",
+    ]
+    shown = subprocess.run(
+        [browser, *flags, "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "HOME": str(folder)},
+    )
+    assert 'data-probe="' in shown.stdout, shown.stderr[-2000:]
+    found: dict[str, Any] = json.loads(unescape(shown.stdout.split('data-probe="', 1)[1].split('"', 1)[0]))
+    return found
+
+
+def _check(folder: Path, *arguments: str) -> dict[str, Any]:
+    """``toolcontract check ARGUMENTS --report``: the JSON report it writes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    report = folder / "report.json"
+    main(["check", *arguments, "--report", str(report)])
+    loaded: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """Each of the three checks: its JSON report, and what the browser found on its HTML page."""
+    _chromium()
+    root = tmp_path_factory.mktemp("pages")
+    checks = {
+        "passing": ["--impl", DEFAULT_IMPLEMENTATION],
+        "failing": ["--impl", "test_report_html:broken"],
+        "two": ["--impl", "test_report_html:broken", "--impl", DEFAULT_IMPLEMENTATION],
+    }
+    found = {}
+    for name, arguments in checks.items():
+        report = _check(root / name, *arguments)
+        found[name] = (report, _open(render(report, "html"), root / name))
+    return found
+
+
+def _layout_is_failure_first(probe: dict[str, Any], report: dict[str, Any]) -> None:
+    """What every page must do, whatever its runs."""
+    width, height = probe["viewport"]
+    assert width == WINDOW[0] and height <= WINDOW[1]  # the window's height less what the browser takes
+    assert probe["scrollWidth"] <= WINDOW[0], "the page scrolls sideways"
+    assert probe["matrixRight"] <= WINDOW[0]
+    assert probe["duplicateIds"] == [] and probe["unresolved"] == [] and probe["links"] > 0
+    assert probe["sticky"] == "sticky"
+    # the rules stand under the contract's sections, in its order
+    headings = (f"{rule.id.rsplit('-', 1)[0]} — {rule.section}".replace("`", "") for rule in load_rules())
+    contract = list(dict.fromkeys(headings))  # as shown: code spans keep their text, not their backticks
+    exercised = {tally["rule"] for run in report["implementations"] for tally in run["rules"]}
+    assert probe["rules"] == len(exercised)
+    assert probe["sections"] == [section for section in contract if section in probe["sections"]]
+    assert len(probe["sections"]) >= 20
+    for account in probe["accounts"]:
+        assert account["afterSummary"] and account["beforeMatrix"], account
+    # every scenario that fails a run is linked from the summary, in the order of the accounts
+    assert probe["summaryLinks"] == [account["id"] for account in probe["accounts"]]
+    if probe["accounts"]:
+        assert probe["firstLinkBottom"] <= height  # the first failure is named on the first screen
+
+
+def test_a_passing_run(pages: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    report, probe = pages["passing"]
+    _layout_is_failure_first(probe, report)
+    [run] = report["implementations"]
+    assert run["verdict"] == "pass" and probe["accounts"] == []
+    assert probe["summary"].startswith("nothing fails the run")
+    assert probe["columns"] == ["rule", "what it requires", "#1 toolcontract " + run["implementation"]["version"]]
+    assert probe["chips"] == sum(len(tally["scenarios"]) for tally in run["rules"])
+    assert probe["passedChip"] == "rgb(46, 125, 50)" and probe["failedChip"] is None
+    skipped = [s for s in run["scenarios"] if s["status"] == "skipped"]
+    assert skipped and len(probe["chipLinks"]) == sum(len(s["rules"]) for s in skipped)
+
+
+def test_a_failing_run(pages: dict[str, tuple[dict[str, Any], dict[str, Any]]], tmp_path: Path) -> None:
+    report, probe = pages["failing"]
+    _layout_is_failure_first(probe, report)
+    [run] = report["implementations"]
+    failed = [s for s in run["scenarios"] if s["status"] == "failed"]
+    assert run["verdict"] == "fail" and len(failed) >= 3
+    assert probe["summary"].startswith(f"{len(failed)} failures, 0 errors")
+    assert [account["scenario"] for account in probe["accounts"]] == [s["id"] for s in failed]
+    assert probe["failedChip"] == "rgb(198, 40, 40)"
+    for account, scenario in zip(probe["accounts"], failed, strict=True):
+        assert account["section"] == "failed"
+        assert account["repro"] == repro_command(run, scenario["id"])
+        assert account["repro"] == f"toolcontract check --impl test_report_html:broken --id {scenario['id']}"
+        assert account["files"] == [scenario["scenarioFile"], scenario["goldenFile"]]
+        assert Path(scenario["scenarioFile"]).is_file() and Path(scenario["goldenFile"]).is_file()
+        assert account["differences"] == len(scenario["differences"]) == scenario["differenceCount"]
+        assert account["marked"] >= 1
+    for account in (probe["accounts"][0], probe["accounts"][-1]):
+        _reproduces(account["repro"], run, account["scenario"], tmp_path)
+
+
+def test_two_implementations_side_by_side(
+    pages: dict[str, tuple[dict[str, Any], dict[str, Any]]], tmp_path: Path
+) -> None:
+    report, probe = pages["two"]
+    _layout_is_failure_first(probe, report)
+    first, second = report["implementations"]
+    assert (first["verdict"], second["verdict"]) == ("fail", "pass")
+    version = second["implementation"]["version"]
+    assert probe["columns"] == [
+        "rule",
+        "what it requires",
+        f"#1 broken:{BUG} {first['implementation']['version']}",
+        f"#2 toolcontract {version}",
+    ]
+    failed = [s for s in first["scenarios"] if s["status"] == "failed"]
+    assert [account["id"] for account in probe["accounts"]] == [f"i0-s{first['scenarios'].index(s)}" for s in failed]
+    assert all(account["section"] == "i0-failed" for account in probe["accounts"])
+    assert f"#1 broken:{BUG}" in probe["summary"] and "#2 toolcontract" in probe["summary"]
+    assert probe["chips"] == sum(len(tally["scenarios"]) for run in (first, second) for tally in run["rules"])
+    # the table by scenario lists only the scenarios the two do not both pass
+    both = {s["id"] for run in (first, second) for s in run["scenarios"] if s["status"] != "passed"}
+    assert probe["sideRows"] == len(both)
+    account = probe["accounts"][0]
+    assert account["repro"] == f"toolcontract check --impl test_report_html:broken --id {account['scenario']}"
+    _reproduces(account["repro"], first, account["scenario"], tmp_path)
+
+
+def _reproduces(command: str, run: dict[str, Any], scenario_id: str, folder: Path) -> None:
+    """Run the command a report gives, in the check's directory, as a user would, and require that scenario's
+    failure again, alone."""
+    words = shlex.split(command)
+    assert words[:2] == ["toolcontract", "check"], command
+    again = folder / f"{scenario_id}.json"
+    program = "import sys; from toolcontract_conformance.cli import main; sys.exit(main())"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", program, *words[1:], "--report", str(again)],
+        cwd=run["workingDirectory"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=environment,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    [rerun] = json.loads(again.read_text(encoding="utf-8"))["implementations"]
+    original = next(s for s in run["scenarios"] if s["id"] == scenario_id)
+    [scenario] = rerun["scenarios"]
+    assert rerun["summary"] == {**rerun["summary"], "total": 1, "failed": 1, "passed": 0}
+    assert scenario["id"] == scenario_id and scenario["status"] == "failed"
+    assert scenario["differences"] == original["differences"]
+    assert rerun["implementation"] == run["implementation"]
+
+
+# --- the command a report gives, with everything a check used ------------------------------------------
+
+
+def test_the_command_carries_the_data_baseline_and_options_and_selects_one_scenario_exactly(tmp_path: Path) -> None:
+    # bad-meta is a prefix of bad-meta-too: -k bad-meta takes both; the command must take one
+    suite = {"ok-plain": ["R-SNAP-1"], "bad-meta": ["R-NEST-2"], "bad-meta-too": ["R-NEST-2"], "err-hook": ["R-WRAP-1"]}
+    scenarios, goldens = write_suite(tmp_path / "suite", suite)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"formatVersion": 1, "knownFailures": [{"scenario": "bad-meta-too"}]}))
+    data = ["--scenarios", str(scenarios), "--goldens", str(goldens)]
+    arguments = ["--impl", "fake_suite:implementation", *data, "--baseline", str(baseline), "--timeout", "20"]
+    report = _check(tmp_path / "check", *arguments)
+    [run] = report["implementations"]
+    assert run["workingDirectory"] == os.getcwd()
+    assert (run["scenariosDir"], run["goldensDir"], run["runOptions"]) == (
+        str(scenarios),
+        str(goldens),
+        ["--timeout", "20.0"],
+    )
+    by_id = {s["id"]: s for s in run["scenarios"]}
+    assert by_id["bad-meta"]["scenarioFile"] == str((scenarios / "bad-meta.json").absolute())
+    assert by_id["bad-meta"]["goldenFile"] == str((goldens / "bad-meta.json").absolute())
+    page = render(report, "html")
+    commands = {
+        unescape(re.sub("<[^>]+>", "", found)): anchor
+        for anchor, found in re.findall(
+            r'<div class="scenario [a-z]+-box" id="(s\d+)">.*?<code class="repro">(.*?)</code>', page
+        )
+    }
+    expected = {
+        repro_command(run, scenario_id): f"s{run['scenarios'].index(by_id[scenario_id])}"
+        for scenario_id in ("bad-meta", "err-hook", "bad-meta-too")
+    }
+    assert commands == expected
+    assert repro_command(run, "bad-meta") == shlex.join(
+        [
+            "toolcontract",
+            "check",
+            *arguments[:2],
+            "--baseline",
+            str(baseline),
+            *data,
+            "--timeout",
+            "20.0",
+            "--id",
+            "bad-meta",
+        ]
+    )
+    for command in commands:
+        scenario_id = shlex.split(command)[-1]
+        rerun = _check(tmp_path / f"again-{scenario_id}", *shlex.split(command)[2:])
+        [again] = rerun["implementations"]
+        [scenario] = again["scenarios"]
+        original = by_id[scenario_id]
+        assert scenario["id"] == scenario_id and scenario["status"] == original["status"]
+        assert scenario.get("differences") == original.get("differences")
+        assert scenario.get("baseline") == original.get("baseline")
+        assert again["baselineProblems"] == []
+    assert len(_check(tmp_path / "by-pattern", *arguments, "-k", "bad-meta")["implementations"][0]["scenarios"]) == 2
+
+
+def test_an_id_no_scenario_has_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenarios, goldens = write_suite(tmp_path / "suite")
+    data = ["--scenarios", str(scenarios), "--goldens", str(goldens)]
+    assert main(["check", "--impl", "fake_suite:implementation", *data, "--id", "bad-met"]) == 2
+    assert capsys.readouterr().err == "toolcontract check: --id bad-met: no scenario has that id\n"
