@@ -538,3 +538,22 @@ def test_exit_codes_are_the_same_for_every_command(suite: list[str], capsys: pyt
     usage = [main(["check", *suite, "--rule", "R-X-1"]), main(["cases", "--rule", "R-X-1"]), main(["report"])]
     assert usage == [2, 2, 2]
     capsys.readouterr()
+
+
+def test_a_verdict_line_never_reads_as_a_contradiction(
+    suite: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = ["check", "--impl", "fake_suite:implementation", *suite, "-q"]
+    baseline = tmp_path / "baseline.json"
+    main([*fake, "--write-baseline", str(baseline)])
+    capsys.readouterr()
+    assert main([*fake, "--baseline", str(baseline)]) == 0
+    excused = capsys.readouterr().out
+    # The failures the baseline excused are counted as known, not failed, and the line says why it passes.
+    assert excused.startswith("PASS (2 known failures excused by the baseline): 2 passed, 0 failed, 0 errored")
+    listed = json.loads(baseline.read_text())
+    baseline.write_text(json.dumps({**listed, "knownFailures": [*listed["knownFailures"], {"scenario": "ok-plain"}]}))
+    assert main([*fake, "--baseline", str(baseline)]) == 1
+    stale = capsys.readouterr().out
+    # A FAIL whose counts show nothing failed or errored names what failed the run.
+    assert stale.startswith("FAIL (1 stale baseline entry): 1 passed, 0 failed, 0 errored, 2 skipped, 2 known, 1 stale")

@@ -327,7 +327,9 @@ def test_a_pass_with_known_failures_says_the_baseline_excused_them() -> None:
     )
     stale = Baseline.from_json({"formatVersion": 1, "knownFailures": [{"scenario": "a"}]})
     entry = _judged(scenario("a"), scenario("b"), baseline=stale)
-    assert verdict_line(entry).startswith("FAIL: 1 passed, 0 failed, 0 errored, 0 skipped, 1 stale of 2")
+    assert verdict_line(entry).startswith(
+        "FAIL (1 stale baseline entry): 1 passed, 0 failed, 0 errored, 0 skipped, 1 stale of 2"
+    )
 
 
 def test_required_capabilities_and_fail_on_skip() -> None:

@@ -261,6 +261,9 @@ def _judge(run: dict[str, Any], policy: Policy) -> tuple[VerdictKind, list[str]]
         reasons.append(f"{summary['skipped']} skipped, with --fail-on-skip")
     if summary["baselineProblems"]:
         reasons.append(_plural(summary["baselineProblems"], "baseline problem"))
+    if summary["stale"]:
+        # Said in the line: a FAIL whose counts show nothing failed would read as a contradiction.
+        reasons.append(_plural(summary["stale"], "stale baseline entry", "stale baseline entries"))
     if reasons or summary["failed"] or summary["errored"] or summary["stale"]:
         return "fail", reasons
     if summary["passed"] == 0:
