@@ -279,6 +279,12 @@ def test_the_old_folder_names_still_work_with_a_deprecation_warning(tmp_path: Pa
     assert "1 passed" in output
     assert "PytestDeprecationWarning: toolcontract: --scenarios-dir is deprecated: give --scenarios" in output
     assert "PytestDeprecationWarning: toolcontract: --goldens-dir is deprecated: give --goldens" in output
+    status, output = pytest_run(
+        tmp_path / "strict", "-W", "error", "--impl", "fake_suite:implementation", "--scenarios-dir", str(scenarios)
+    )
+    assert status == 4, output
+    assert "ERROR: toolcontract: --scenarios-dir is deprecated: give --scenarios" in output
+    assert "INTERNALERROR" not in output
 
 
 def test_the_old_and_new_folder_names_must_agree(tmp_path: Path) -> None:

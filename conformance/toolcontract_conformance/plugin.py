@@ -172,9 +172,13 @@ def _check_options(config: pytest.Config) -> None:
     _timeout(config)
     for old, dest, new in _DEPRECATED:
         if config.getoption(dest) is not None:
-            config.issue_config_time_warning(
-                pytest.PytestDeprecationWarning(f"toolcontract: {old} is deprecated: give {new}"), stacklevel=2
-            )
+            try:
+                config.issue_config_time_warning(
+                    pytest.PytestDeprecationWarning(f"toolcontract: {old} is deprecated: give {new}"), stacklevel=2
+                )
+            except pytest.PytestDeprecationWarning as error:
+                # -W error: the warning raised here would be an internal error; it is a usage error.
+                raise pytest.UsageError(str(error)) from None
 
 
 def _timeout(config: pytest.Config) -> float | None:
