@@ -377,3 +377,10 @@ def test_native_snapshot_is_the_renderer_toolkits(tmp_path: Path) -> None:
     )
     done = _unrelated_run(tmp_path, test, hide_syrupy=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_plugins_default_max_failures_is_the_runners() -> None:
+    from toolcontract_conformance import plugin
+    from toolcontract_conformance.runner import DEFAULT_MAX_FAILURES
+
+    assert plugin._DEFAULT_MAX_FAILURES == DEFAULT_MAX_FAILURES
