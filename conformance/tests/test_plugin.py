@@ -102,14 +102,14 @@ def test_an_adapter_that_cannot_start_stops_the_session_with_status_2(tmp_path: 
 
 def test_impl_and_impl_cmd_are_exclusive(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl", "a:b", "--impl-cmd", "c")
-    assert status == 4 and "exclusive" in output
+    assert status == 2 and "exclusive" in output
 
 
 def test_a_bad_baseline_is_one_usage_error(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     baseline.write_text('{"formatVersion": 1, "knownFailures": [{"scenario": "no-such-scenario"}]}')
     status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--baseline", str(baseline))
-    assert status == 4, output
+    assert status == 2, output
     assert output.count("no-such-scenario") == 1
     assert "ERROR: the baseline lists 'no-such-scenario', which is no scenario" in output
     assert "passed" not in output and "failed" not in output
@@ -119,13 +119,13 @@ def test_a_baseline_that_is_not_json_is_one_usage_error(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
     baseline.write_text("[" * 100_000)
     status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--baseline", str(baseline))
-    assert status == 4, output
+    assert status == 2, output
     assert output.count("cannot read the baseline: nested deeper than 64 levels") == 1
 
 
 def test_an_impl_that_cannot_be_imported_is_one_usage_error(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl", "no_such_module_anywhere:implementation")
-    assert status == 4, output
+    assert status == 2, output
     assert output.count("ERROR: --impl no_such_module_anywhere:implementation: cannot import") == 1
     assert "No module named 'no_such_module_anywhere'" in output
     assert "test_scenario[" not in output
@@ -208,7 +208,7 @@ def test_required_capabilities(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path / "declared", *arguments, "--require", "wrappers")
     assert status == 0, output
     status, output = pytest_run(tmp_path / "blank", *arguments, "--require", " ")
-    assert status == 4 and "--require is empty: name the capability" in output
+    assert status == 2 and "--require is empty: name the capability" in output
 
 
 def test_a_session_stopped_early_is_interrupted(tmp_path: Path) -> None:
@@ -240,7 +240,7 @@ def test_rule_selects_ignoring_case_and_deselects_the_rest(tmp_path: Path) -> No
 
 def test_an_unknown_rule_is_one_usage_error_naming_the_closest(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--rule", "r-post-44")
-    assert status == 4, output
+    assert status == 2, output
     assert output.count("ERROR: --rule r-post-44: no such rule (closest: R-POST-4, R-POST-8, R-POST-7)") == 1
     assert "test_scenario[" not in output
 
@@ -251,7 +251,7 @@ def test_the_timeout_is_timeout_as_in_check(tmp_path: Path) -> None:
     assert status == 1, output
     assert "no answer to run seq 0 within 0.3 s" in output
     status, output = pytest_run(tmp_path / "both", "--impl-cmd", command, "--timeout", "1", "--impl-timeout", "2")
-    assert status == 4 and "--timeout 1.0 and --impl-timeout 2.0: give one" in output
+    assert status == 2 and "--timeout 1.0 and --impl-timeout 2.0: give one" in output
 
 
 def test_the_startup_timeout_as_in_check(tmp_path: Path) -> None:
@@ -282,7 +282,7 @@ def test_the_old_folder_names_still_work_with_a_deprecation_warning(tmp_path: Pa
     status, output = pytest_run(
         tmp_path / "strict", "-W", "error", "--impl", "fake_suite:implementation", "--scenarios-dir", str(scenarios)
     )
-    assert status == 4, output
+    assert status == 2, output
     assert "ERROR: toolcontract: --scenarios-dir is deprecated: give --scenarios" in output
     assert "INTERNALERROR" not in output
 
@@ -290,7 +290,7 @@ def test_the_old_folder_names_still_work_with_a_deprecation_warning(tmp_path: Pa
 def test_the_old_and_new_folder_names_must_agree(tmp_path: Path) -> None:
     other = tmp_path / "elsewhere"
     status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "--scenarios-dir", str(other))
-    assert status == 4, output
+    assert status == 2, output
     assert f"and --scenarios-dir {other}: give --scenarios alone" in output
 
 
@@ -384,3 +384,9 @@ def test_the_plugins_default_max_failures_is_the_runners() -> None:
     from toolcontract_conformance.runner import DEFAULT_MAX_FAILURES
 
     assert plugin._DEFAULT_MAX_FAILURES == DEFAULT_MAX_FAILURES
+
+
+def test_a_selection_of_no_scenario_is_a_usage_error(tmp_path: Path) -> None:
+    status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-k", "no-scenario-has-this-id")
+    assert status == 2, output  # as toolcontract check; pytest alone gives 5
+    assert "toolcontract: ERROR: no scenario selected" in output

@@ -18,7 +18,8 @@ The session ends with the verdict ``toolcontract check`` gives the same run, jud
 (:func:`~toolcontract_conformance.report.run_json`, under the same ``--require`` and ``--fail-on-skip``), in one
 line of the terminal summary; a verdict other than PASS (nothing passed, a required capability missing, a skip
 under ``--fail-on-skip``) fails a session whose tests all passed. Exit status: 0 pass, 1 a deviation, 2 the
-implementation could not be started (the session stops there), 4 a usage error (pytest's own status for one).
+implementation could not be started (the session stops there) or a usage error of the kit's options (one
+``ERROR:`` line before any test runs; pytest's own usage errors keep its status 4).
 
 The plugin is loaded by every pytest run in an environment where the kit is installed, so it stays inert
 unless asked: it adds its options, a marker and the ``native_snapshot`` fixture (the renderer toolkit's,
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -51,7 +52,10 @@ _VERDICT_KEY = pytest.StashKey[dict[str, Any]]()
 _TIMEOUT_KEY = pytest.StashKey[bool]()
 _CHECKED_KEY = pytest.StashKey[bool]()
 _PROBLEM_KEY = pytest.StashKey[str]()
+_NOTHING_SELECTED_KEY = pytest.StashKey[bool]()
 _FIXTURE = "toolcontract_conformance"
+#: The exit status of a usage error of the kit's options: ``toolcontract check``'s, not pytest's 4.
+_USAGE_ERROR = 2
 _SCENARIO_FIXTURE = "toolcontract_scenario"
 
 #: The options renamed to ``toolcontract check``'s names: the old name, its destination, the name to use.
@@ -154,7 +158,15 @@ def pytest_configure(config: pytest.Config) -> None:
     """Declare the marker; when an implementation is named, check the options now."""
     config.addinivalue_line("markers", "conformance: a conformance scenario (toolcontract_conformance)")
     if config.getoption("impl") or config.getoption("impl_cmd"):
-        _check_options(config)
+        try:
+            _check_options(config)
+        except pytest.UsageError as error:
+            _usage_exit(error)
+
+
+def _usage_exit(error: pytest.UsageError) -> NoReturn:
+    """Stop the session on a usage error of the kit's options with ``toolcontract check``'s exit status."""
+    pytest.exit(f"ERROR: {error}", returncode=_USAGE_ERROR)
 
 
 def _check_options(config: pytest.Config) -> None:
@@ -247,6 +259,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Keep the scenarios of the ``--rule``s asked for; then, before any scenario runs, set up the
     implementation and the baseline: what is wrong with either (a bad baseline file, a ``--impl`` that cannot be
     imported) is one usage error, not one error per scenario."""
+    try:
+        _select_and_prepare(config, items)
+    except pytest.UsageError as error:
+        _usage_exit(error)
+
+
+def _select_and_prepare(config: pytest.Config, items: list[pytest.Item]) -> None:
     if _PROBLEM_KEY in config.stash:
         raise pytest.UsageError(config.stash[_PROBLEM_KEY])
     if not any(_FIXTURE in getattr(item, "fixturenames", ()) for item in items):
@@ -290,6 +309,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     conformance = session.config.stash.get(_SESSION_KEY, None)
     if conformance is None:
         return
+    if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        # A selection that selects no scenario is a usage error, as in ``toolcontract check``.
+        session.exitstatus = _USAGE_ERROR
+        session.config.stash[_NOTHING_SELECTED_KEY] = True
+        return
     stopped = bool(session.shouldstop or session.shouldfail) or exitstatus == pytest.ExitCode.INTERRUPTED
     entry = conformance.verdict(session.config.stash.get(_SELECTED_KEY, None) if stopped else None)
     if entry is None:
@@ -303,6 +327,9 @@ def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int | pytest.ExitCode, config: pytest.Config
 ) -> None:
     """The verdict line: ``toolcontract: NAME VERSION (LANGUAGE): NOTHING PASSED: 0 passed, …``."""
+    if config.stash.get(_NOTHING_SELECTED_KEY, False):
+        terminalreporter.write_line("toolcontract: ERROR: no scenario selected", red=True, bold=True)
+        return
     entry = config.stash.get(_VERDICT_KEY, None)
     if entry is None:
         return
@@ -320,7 +347,10 @@ def toolcontract_conformance(request: pytest.FixtureRequest) -> Iterator[Conform
     """The session's :class:`ConformanceSession`: the implementation named by the options, and its judge."""
     config = request.config
     if _SESSION_KEY not in config.stash:
-        config.stash[_SESSION_KEY] = _conformance_session(config)
+        try:
+            config.stash[_SESSION_KEY] = _conformance_session(config)
+        except pytest.UsageError as error:
+            _usage_exit(error)
     session = config.stash[_SESSION_KEY]
     yield session
     session.stop()
