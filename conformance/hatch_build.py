@@ -1,0 +1,36 @@
+"""Build hook: the kit's data folders, which live at the repository root, travel inside its wheel and sdist.
+
+From a checkout, ``../fixtures`` and ``../snapshots`` are force-included as ``toolcontract_conformance/_data/``
+(in the sdist at the same place, so a wheel built from the sdist carries them as ordinary package files). An
+editable install takes nothing: ``toolcontract_conformance.locations`` finds the folders at the repository root.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.config import BuilderConfig
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+DATA_FOLDERS = ("fixtures", "snapshots")
+PACKAGE_DATA = "toolcontract_conformance/_data"
+
+
+class DataFoldersHook(BuildHookInterface[BuilderConfig]):
+    """Force-includes the repository's data folders unless the tree being built already holds them."""
+
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        """Map each data folder to ``toolcontract_conformance/_data/<folder>`` in the artifact."""
+        if version == "editable":
+            return
+        root = Path(self.root)
+        for folder in DATA_FOLDERS:
+            if (root / PACKAGE_DATA / folder).is_dir():
+                continue  # an unpacked sdist: the folder is package data already
+            source = root.parent / folder
+            if not source.is_dir():
+                raise FileNotFoundError(f"{source} not found: the kit is built from a checkout or from its sdist")
+            build_data["force_include"][str(source)] = f"{PACKAGE_DATA}/{folder}"

@@ -1,0 +1,45 @@
+"""The reference is a plain library: it imports the standard library and itself, nothing else (no dependency)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "toolcontract"
+
+
+def _imported_roots(source: Path) -> set[str]:
+    """The top-level names of every module ``source`` imports, at any depth of its code (not relative ones)."""
+    roots: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"), str(source))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
+            roots.add(node.module.partition(".")[0])
+    return roots
+
+
+def test_every_module_imports_only_the_standard_library_and_the_package() -> None:
+    foreign = {
+        f"{path.relative_to(PACKAGE.parent)}: {root}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for root in _imported_roots(path)
+        if root not in sys.stdlib_module_names and root != "toolcontract"
+    }
+    assert not foreign, sorted(foreign)
+
+
+def test_importing_every_module_loads_nothing_from_outside_the_standard_library() -> None:
+    """Run in a fresh interpreter, so what the test session loaded does not count."""
+    program = """
+import importlib, pkgutil, sys
+before = set(sys.modules)
+import toolcontract
+for module in pkgutil.walk_packages(toolcontract.__path__, "toolcontract."):
+    importlib.import_module(module.name)
+print(sorted({name.partition(".")[0] for name in set(sys.modules) - before} - set(sys.stdlib_module_names)))
+"""
+    loaded = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "['toolcontract']"
