@@ -1,9 +1,12 @@
-"""Every workflow of the project: tests, conformance, lint, typecheck, bench, docs."""
+"""Every workflow of the project: tests, conformance, lint, typecheck, bench, docs, wheels."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import nox
@@ -12,7 +15,16 @@ nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["conformance", "tests", "lint", "typecheck"]
 
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+
+#: The two distributions, each with its own pyproject.toml, installed editable by every session that runs them.
+DISTRIBUTIONS = ["reference", "conformance"]
+EDITABLE = [argument for folder in DISTRIBUTIONS for argument in ("-e", folder)]
 PACKAGES = ["reference/toolcontract", "conformance/toolcontract_conformance"]
+
+#: The tool versions the code is clean with; a newer one is taken on purpose, with the fixes it asks for.
+RUFF = "ruff==0.17.6"
+MYPY = ["mypy==2.4.1", "types-jsonschema==4.26.0.20261006"]
 
 #: The original TypeScript implementation under test: its folder, adapter command and oldest supported Node.
 UPSTREAM = Path("implementations/typescript-dsh-tools")
@@ -20,39 +32,94 @@ UPSTREAM_ADAPTER = f"node {UPSTREAM / 'adapter.mjs'}"
 NODE_MAJOR = 20
 
 
+#: What an editable install is made from: when none of these changed, a reused venv's install is current.
+INSTALL_INPUTS = [
+    "pyproject.toml",
+    "reference/pyproject.toml",
+    "conformance/pyproject.toml",
+    "conformance/hatch_build.py",
+]
+
+
+def _install(session: nox.Session, *groups: str, extra: tuple[str, ...] = ()) -> None:
+    """Install both distributions editable, with the named dependency groups of the root pyproject.toml.
+
+    An editable install follows the sources by itself, so a reused venv whose install was made from the same
+    project files and requirements is left as it is (some ten seconds of pip per run). A new venv always
+    installs; ``nox --no-reuse-existing-virtualenvs`` makes one, to take newer releases of the requirements.
+    """
+    requirements = [*EDITABLE, *nox.project.dependency_groups(PYPROJECT, *groups), *extra]
+    inputs = "\n".join(
+        [*requirements, *(hashlib.sha256(Path(name).read_bytes()).hexdigest() for name in INSTALL_INPUTS)]
+    )
+    stamp = Path(session.virtualenv.location) / "install-inputs.txt"
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == inputs:
+        session.log(f"the install is current ({stamp} matches the project files)")
+        return
+    session.install(*requirements)
+    stamp.write_text(inputs, encoding="utf-8")
+
+
+def _test_env(session: nox.Session, profile: str) -> dict[str, str]:
+    """The environment of a test run: the hypothesis profile (``HYPOTHESIS_PROFILE`` when set, else ``profile``;
+    see ``conftest.py``), and bytecode cached inside the venv, never in the checkout, even where
+    ``PYTHONDONTWRITEBYTECODE`` is set: the suite starts some hundred Python processes, and each would otherwise
+    compile the kit (and pytest rewrite hypothesis) anew.
+    """
+    return {
+        "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", profile),
+        "PYTHONDONTWRITEBYTECODE": "",
+        "PYTHONPYCACHEPREFIX": str(Path(session.virtualenv.location) / "pycache"),
+    }
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the whole test suite (reference and kit)."""
-    session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    """Run the test suite on every core under the ``ci`` hypothesis profile (``-- ARGS`` go to pytest)."""
+    _install(session, "test")
+    session.run("pytest", "-n", "auto", *session.posargs, env=_test_env(session, "ci"))
+
+
+@nox.session(name="tests-thorough")
+def tests_thorough(session: nox.Session) -> None:
+    """Run every test, the exhaustive ones too, under the ``thorough`` profile (the long runs)."""
+    _install(session, "test")
+    session.run("pytest", "-n", "auto", *session.posargs, env=_test_env(session, "thorough"))
 
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """Register a tool, execute it, and print its value, content and a failure."""
-    session.install("-e", ".")
+    """Register a tool, execute it, and print its value, content and a failure (``nox -s replay`` replays its log)."""
+    _install(session)
     session.run("python", "-m", "toolcontract.demo", *session.posargs)
 
 
 @nox.session
+def replay(session: nox.Session) -> None:
+    """Derive the model's messages from a session log alone: ``-- LOG`` (default: the demo's log)."""
+    _install(session)
+    session.run("toolcontract", "replay", *(session.posargs or ["toolcontract-demo.jsonl"]))
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
-    """Check style with ruff."""
-    session.install("ruff")
+    """Check style with ruff (the code is not installed: ruff reads it)."""
+    session.install(RUFF)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """Check both packages with mypy --strict."""
-    session.install("-e", ".[test]", "mypy", "types-jsonschema")
-    session.run("mypy", "--strict", *PACKAGES)
+    """Check both packages, the kit's build hook and the test-suite settings with mypy --strict."""
+    _install(session, "test", extra=(*MYPY, "hatchling"))
+    session.run("mypy", "--strict", *PACKAGES, "conformance/hatch_build.py", "conftest.py")
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
     """Print the benchmark table (medians and ratios measured in one run)."""
-    session.install("-e", ".[bench]")
+    _install(session, "bench")
     session.run("python", "bench/run.py", *session.posargs)
 
 
@@ -61,7 +128,7 @@ def conformance(session: nox.Session) -> None:
     """Check the bundled reference in-process and as a subprocess, print both tables, and compare the runs."""
     import json
 
-    session.install("-e", ".")
+    _install(session)
     reports = Path(session.create_tmp())
     in_process, subprocess = reports / "in-process.json", reports / "subprocess.json"
     session.run("toolcontract", "check", "--report", str(in_process), *session.posargs)
@@ -91,8 +158,68 @@ def conformance(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Check the docs against the code: every rule exercised, every cited test and path present."""
-    session.install("-e", ".")
+    _install(session)
     session.run("python", "tools/check_docs.py")
+
+
+#: Run by ``nox -s wheels`` in a venv holding the reference wheel alone: every module of ``toolcontract``
+#: imports, and none of them brings in a module from outside the standard library.
+_STANDALONE_CHECK = """
+import importlib, importlib.util, pkgutil, sys
+before = set(sys.modules)  # what the interpreter and its site hooks loaded first
+import toolcontract
+for module in pkgutil.walk_packages(toolcontract.__path__, "toolcontract."):
+    importlib.import_module(module.name)
+outside = sorted(
+    name for name in set(sys.modules) - before
+    if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "toolcontract"
+)
+assert not outside, f"the reference imports modules from outside the standard library: {outside}"
+for name in ("toolcontract_conformance", "jsonschema", "hypothesis", "pytest"):
+    assert importlib.util.find_spec(name) is None, f"{name} is installed beside the reference wheel"
+print(f"toolcontract {toolcontract.__version__}: every module imports, with the standard library only")
+"""
+
+
+def _fresh_venv(session: nox.Session, where: Path) -> Path:
+    """A new virtualenv at ``where`` (replacing any left by an earlier run); its ``bin`` folder."""
+    shutil.rmtree(where, ignore_errors=True)
+    session.run(sys.executable, "-m", "venv", str(where), external=True, silent=True)
+    return where / ("Scripts" if sys.platform == "win32" else "bin")
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Build both distributions (each sdist, then its wheel from that sdist), install them into fresh venvs
+    and use them as a user would: the kit with the reference, and the reference wheel alone.
+    """
+    session.install(*nox.project.dependency_groups(PYPROJECT, "wheels"))
+    tmp = Path(session.create_tmp()).resolve()
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for folder in DISTRIBUTIONS:
+        session.run("python", "-m", "build", "--outdir", str(dist), folder)
+    reference_wheel, kit_wheel = (
+        str(next(dist.glob(f"{name}-*.whl"))) for name in ("toolcontract", "toolcontract_conformance")
+    )
+    outside = tmp / "outside"  # a folder that is no checkout: the installed kit must find its own data
+    shutil.rmtree(outside, ignore_errors=True)
+    outside.mkdir()
+
+    kit = _fresh_venv(session, tmp / "kit-venv")
+    session.run(str(kit / "python"), "-m", "pip", "install", "--quiet", reference_wheel, kit_wheel, external=True)
+    with session.chdir(outside):
+        session.run(str(kit / "toolcontract"), "check", external=True)
+        session.run(str(kit / "toolcontract"), "cases", "--rule", "R-POST-4", external=True)
+        session.run(str(kit / "pytest"), "--pyargs", "toolcontract_conformance", "-q", "-p", "no:cacheprovider",
+                    external=True)  # fmt: skip
+
+    alone = _fresh_venv(session, tmp / "reference-venv")
+    session.run(str(alone / "python"), "-m", "pip", "install", "--quiet", reference_wheel, external=True)
+    with session.chdir(outside):
+        session.run(str(alone / "python"), "-c", _STANDALONE_CHECK, external=True)
+        session.run(str(alone / "python"), "-m", "toolcontract.demo", str(outside / "demo.jsonl"), external=True)
+    session.log(f"built and checked: {', '.join(sorted(path.name for path in dist.iterdir()))}")
 
 
 def _node(session: nox.Session) -> str:
@@ -130,7 +257,7 @@ def upstream(session: nox.Session) -> None:
     side-by-side report; ``-- ARGS`` are passed to ``toolcontract check`` (``-k``, ``--rule``, …).
     """
     _node_modules(session)
-    session.install("-e", ".")
+    _install(session)
     report = Path(session.create_tmp()) / "upstream.html"
     session.run(
         "toolcontract",
@@ -159,7 +286,7 @@ def upstream_renderers(session: nox.Session) -> None:
 @nox.session
 def fuzz(session: nox.Session) -> None:
     """Fuzz the reference's and the kit's input readers: ``-- [--seconds N] [NAME ...]`` (300 s per target)."""
-    session.install("-e", ".", "hypothesis")
+    _install(session)
     # atheris is built from source where no wheel fits; without it the same targets run on hypothesis
     session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
     out = Path(session.create_tmp()) / "fuzz"
