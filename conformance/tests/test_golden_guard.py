@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -25,9 +26,12 @@ DEMO_TEST = textwrap.dedent(
 
 
 def _pytest(project: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """pytest in ``project`` with syrupy as its one plugin: the guard is the extension's, and the other installed
+    plugins (hypothesis's first) would cost seconds of start-up per run."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "syrupy", *arguments],
         cwd=project,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         timeout=120,

@@ -14,7 +14,9 @@ from toolcontract.jsonvalue import is_lossless_json, snapshot_json
 from toolcontract.schema import compile_validator, schema_violations
 from toolcontract_conformance.strategies import lossless_values, subset_schemas, values_for
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=2 * settings.default.max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite
