@@ -198,6 +198,27 @@ def test_every_catalogue_behaviour_and_hook_action_is_used() -> None:
     assert not missing, f"behaviours no scenario uses: {missing}"
 
 
+#: The capability each hook stage asks of an implementation (docs/protocol.md, "Hooks").
+STAGE_CAPABILITY = {"guard": "guards", "execute": "wrappers", "post-execute": "post-execute"}
+
+
+def test_every_scenario_requires_the_capabilities_of_its_hook_stages() -> None:
+    # An implementation without a stage must be able to skip the scenario by its requires, not fail it.
+    lacking = {
+        scenario.id: sorted(missing)
+        for scenario in SCENARIOS
+        if (
+            missing := {
+                STAGE_CAPABILITY[hook["stage"]]
+                for hook in scenario.data.get("hooks", ())
+                if hook["stage"] in STAGE_CAPABILITY
+            }
+            - set(scenario.data.get("requires", ()))
+        )
+    }
+    assert not lacking, f"scenarios using a hook stage without requiring its capability: {lacking}"
+
+
 def test_reference_runs_every_scenario_whose_golden_is_its_own() -> None:
     declined = {id_: outcome.message for id_ in REFERENCE_IDS if isinstance(outcome := _outcome(id_), Skipped)}
     assert not declined
