@@ -388,6 +388,21 @@ def test_ctrl_c_stops_the_adapter_and_writes_a_partial_report(
     assert [scenario["id"] for scenario in run["scenarios"]] == ["bad-meta", "err-hook", "ok-mcp"]
 
 
+def test_ctrl_c_under_format_json_prints_the_partial_report(
+    suite: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    Interrupted.stopped = False
+    status = main(["check", "--impl", "test_cli:Interrupted", *suite, "--format", "json", "-q"])
+    captured = capsys.readouterr()
+    assert status == 130 and Interrupted.stopped
+    assert captured.err.endswith("interrupted after 3 of 6 scenarios; partial report written to standard output\n")
+    written = json.loads(captured.out)
+    validate_report(written)
+    assert written["partial"] is True and written["ok"] is False
+    [run] = written["implementations"]
+    assert [scenario["id"] for scenario in run["scenarios"]] == ["bad-meta", "err-hook", "ok-mcp"]
+
+
 class InterruptedAtStart(ByName):
     """The by-name implementation, interrupted (Ctrl-C) before it answers start."""
 

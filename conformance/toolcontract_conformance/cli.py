@@ -725,10 +725,15 @@ def _interrupted(
     line = f"interrupted after {done} of {selected} scenarios"
     if len(targets) > 1:
         line += f" of implementation {position + 1} of {len(targets)} ({targets[position]})"
+    named = [(target.option, target.value) for target in not_run]
+    partial = report_json(runs, policy=policy, not_run=named)
     if options.report:
-        named = [(target.option, target.value) for target in not_run]
-        _write_report(report_json(runs, policy=policy, not_run=named), Path(options.report))
+        _write_report(partial, Path(options.report))
         line += f"; partial report written to {options.report}"
+    if options.format == "json":
+        sys.stdout.write(render(partial, "json"))
+        sys.stdout.flush()
+        line += "; partial report written to standard output"
     print(visible(f"toolcontract check: {line}"), file=sys.stderr)
     return 130
 
