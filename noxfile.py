@@ -89,16 +89,9 @@ def tests_thorough(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """Register a tool, execute it, and print its value, content and a failure (``nox -s replay`` replays its log)."""
+    """Register a tool, execute it, print its value, content and failures, and the command replaying its log."""
     _install(session)
     session.run("python", "-m", "toolcontract.demo", *session.posargs)
-
-
-@nox.session
-def replay(session: nox.Session) -> None:
-    """Derive the model's messages from a session log alone: ``-- LOG`` (default: the demo's log)."""
-    _install(session)
-    session.run("toolcontract", "replay", *(session.posargs or ["toolcontract-demo.jsonl"]))
 
 
 @nox.session
@@ -217,7 +210,9 @@ def wheels(session: nox.Session) -> None:
     alone = _fresh_venv(session, tmp / "reference-venv")
     session.run(str(alone / "python"), "-m", "pip", "install", "--quiet", reference_wheel, external=True)
     with session.chdir(outside):
-        session.run(str(alone / "python"), "-c", _STANDALONE_CHECK, external=True)
+        check = tmp / "standalone_check.py"
+        check.write_text(_STANDALONE_CHECK, encoding="utf-8")
+        session.run(str(alone / "python"), str(check), external=True)
         session.run(str(alone / "python"), "-m", "toolcontract.demo", str(outside / "demo.jsonl"), external=True)
     session.log(f"built and checked: {', '.join(sorted(path.name for path in dist.iterdir()))}")
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from pathlib import Path
 
-from toolcontract.demo import tour
+import pytest
+
+from toolcontract.demo import replay_hint, tour
 from toolcontract.session import replay
 
 
@@ -20,3 +24,16 @@ def test_tour_prints_and_logs_without_the_value(tmp_path: Path) -> None:
     assert "4 words; longest: lossless" in text
     replayed = replay(log)
     assert [message["source"]["callId"] for message in replayed.messages] == ["c1", "c2", "c3"]
+
+
+def test_the_replay_hint_names_a_command_that_is_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside an interpreter with the kit installed, the hint is its command's path; elsewhere, how to install it."""
+    log, scripts = tmp_path / "demo.jsonl", tmp_path / "venv" / "bin"
+    scripts.mkdir(parents=True)
+    monkeypatch.setattr(sys, "executable", str(scripts / "python"))
+    assert replay_hint(log) == (
+        f"replay it with the conformance kit (pip install toolcontract-conformance): toolcontract replay {log}"
+    )
+    command = scripts / ("toolcontract.exe" if os.name == "nt" else "toolcontract")
+    command.write_text("")
+    assert replay_hint(log) == f"replay it with: {command} replay {log}"

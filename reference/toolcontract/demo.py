@@ -1,12 +1,14 @@
 """A short tour: register a tool, execute model calls, print value, content and failures, and keep a log.
 
 Run ``python -m toolcontract.demo [LOG]``; the session log (JSON Lines) is written to ``LOG``
-(default ``toolcontract-demo.jsonl``) and can be replayed with ``toolcontract replay LOG``.
+(default ``toolcontract-demo.jsonl``) and can be replayed with ``toolcontract replay LOG``, the command of the
+conformance kit (``toolcontract-conformance``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -59,6 +61,15 @@ def word_count_registry() -> Registry:
     return registry
 
 
+def replay_hint(log_path: Path) -> str:
+    """How to replay the log from a shell: the kit's ``toolcontract`` command installed beside this interpreter,
+    by its path (true whether or not its environment is activated), or else how to install it."""
+    script = Path(sys.executable).with_name("toolcontract.exe" if os.name == "nt" else "toolcontract")
+    if script.is_file():
+        return f"replay it with: {script} replay {log_path}"
+    return f"replay it with the conformance kit (pip install toolcontract-conformance): toolcontract replay {log_path}"
+
+
 async def tour(log_path: Path) -> str:
     """Run the tour, writing the session log to ``log_path``, and return its printout."""
     registry = word_count_registry()
@@ -77,7 +88,7 @@ async def tour(log_path: Path) -> str:
             describe("invalid arguments", bad_args),
             describe("an unknown tool", unknown),
             f"session log (content only, never the value): {log_path}",
-            f"replay it with: toolcontract replay {log_path}",
+            replay_hint(log_path),
         ]
     )
 
