@@ -29,6 +29,7 @@ from toolcontract_conformance.strategies import (
     CANARY,
     EXOTIC_KINDS,
     REFERENCE_EXOTIC_KINDS,
+    ScenarioBuilder,
     exotic_values,
     scenarios,
     values_with_exotics,
@@ -97,6 +98,77 @@ def test_scenarios_stay_within_the_capabilities_and_kinds_given(scenario: dict[s
     assert scenario["requires"] == []
     assert "$exotic" not in json.dumps(scenario)
     assert isinstance(run_scenario(scenario), Ran)
+
+
+# Every kind of behaviour the builder draws, by where it appears: drawing cheaply must not drop any.
+CATALOGUE = {
+    "render": {"text", "json", "field", "blocks", "constant", "raise", "exotic", "first-party"},
+    "presentationMeta": {"constant", "null", "value", "wrap", "raise", "exotic"},
+    "finalizeContent": {"keep", "replace", "truncate", "raise"},
+    "body": {"return", "return-arg", "raise", "program", "defer", "conclude", "abort-caller", "await-abort"},
+    "pre-execute": {"allow", "deny", "ask", "raise", "abort-caller"},
+    "guard": {"pass", "deny", "raise"},
+    "execute": {
+        "passthrough",
+        "spread",
+        "short-circuit-success",
+        "short-circuit-failure",
+        "raise",
+        "replace-signal-aborted",
+        "abort-caller-after-next",
+        "dispose-tool-then",
+        "return-result-of",
+    },
+    "post-execute": {
+        "accept",
+        "accept-content",
+        "accept-value",
+        "accept-both",
+        "block",
+        "raise",
+        "dispose-tool-then",
+        "abort-caller",
+    },
+    "result-observer": {"raise"},
+    "step": {"call", "probe", "persist", "replay", "schemas", "abort", "agent", "exotic-arguments", "raw-arguments"},
+}
+
+
+def test_the_builder_draws_every_kind_of_behaviour() -> None:
+    seen: dict[str, set[str]] = {place: set() for place in CATALOGUE}
+
+    def kinds(part: Any) -> set[str]:
+        found = set()
+        while isinstance(part, dict) and isinstance(part.get("kind"), str):
+            found.add(part["kind"])
+            part = part.get("then")
+        return found
+
+    @settings(default_settings(300), derandomize=True)
+    @given(st.data())
+    def build(data: st.DataObject) -> None:
+        builder = ScenarioBuilder()
+        for _ in range(4):
+            builder.add_tool(data.draw)
+        for _ in range(4):
+            builder.add_step(data.draw)
+        for _ in range(10):
+            builder.add_hook(data.draw)
+        for tool in builder.tools.values():
+            for place in ("render", "presentationMeta"):
+                seen[place] |= kinds(tool["output"].get(place))
+            seen["finalizeContent"] |= kinds(tool.get("finalizeContent"))
+            seen["body"] |= kinds(tool["body"])
+        for hook in builder.hooks:
+            seen[hook["stage"]] |= kinds(hook["action"])
+        for step in builder.steps:
+            seen["step"] |= {key for key in ("call", "probe", "persist", "replay", "schemas", "abort") if key in step}
+            seen["step"] |= {"agent"} if "agent" in step.get("call", {}) else set()
+            seen["step"] |= {"exotic-arguments"} if "$exotic" in json.dumps(step.get("call", {})) else set()
+            seen["step"] |= {"raw-arguments"} if "rawArguments" in step.get("persist", {}) else set()
+
+    build()
+    assert seen == CATALOGUE
 
 
 @settings(default_settings(40))

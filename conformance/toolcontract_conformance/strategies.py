@@ -3,21 +3,28 @@
 Reusable by implementers and renderer authors (``pip install hypothesis``). Every strategy is a function that
 returns a :class:`~hypothesis.strategies.SearchStrategy` (built once and cached where it takes no schema);
 generated values are plain ``dict``/``list`` data.
+
+:func:`scenarios` is drawn often and whole (``toolcontract fuzz`` runs it by the hundred per second), so its
+parts are cheap for hypothesis: a behaviour's kind is one weighted choice, and its details (messages, values,
+schemas) are built from one drawn seed by :mod:`toolcontract_conformance.seeded`, from the same alphabets as
+the value strategies here; each tool, step and hook is one span, so shrinking deletes it whole.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterable, Iterator, Mapping
+import random
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Final, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
 from toolcontract.jsonvalue import MAX_SAFE_INTEGER, JsonValue, thaw
 from toolcontract.renderers import FAMILIES
-from toolcontract.schema import compile_validator, compile_value_schema
+from toolcontract.schema import Validator, compile_validator, compile_value_schema
+from toolcontract_conformance import seeded
 from toolcontract_conformance.exotic import PYTHON_INEXPRESSIBLE
 from toolcontract_conformance.scenario import FORMAT_VERSION, iter_exotic_tags, scenario_schema
 
@@ -42,13 +49,12 @@ __all__ = [
 
 SearchStrategy = st.SearchStrategy
 
-# Strings that exercise the canonical writer and key ordering: escapes, astral pairs, lone surrogates.
-_SPECIAL_STRINGS: Final = ("", "a", "😀", "\ud800", "\udc00x", 'quote"', "back\\", "\u2028", "\x00", "名前", "x y")
-_SPECIAL_CHARS: Final = ("a", "é", "😀", "\ud800", "\udfff", '"', "\\", "\n", "\u2028", "\x7f", "\x00")
-# Keys whose ECMAScript order differs from insertion order, and near-misses that are not array indices.
-_INDEX_LIKE_KEYS: Final = ("0", "1", "2", "10", "4294967294", "4294967295", "01", "-1", "1.5", "1e3", " 1")
-_ORDINARY_KEYS: Final = ("a", "b", "z", "__proto__", "toString", "constructor", "x y", 'quote"', "名前", "😀", "")
-_SCALAR_TYPES: Final = ("string", "number", "integer", "boolean", "null")
+# The alphabets of toolcontract_conformance.seeded: escapes, astral pairs, lone surrogates, index-like keys.
+_SPECIAL_STRINGS: Final = seeded.SPECIAL_STRINGS
+_SPECIAL_CHARS: Final = seeded.SPECIAL_CHARS
+_INDEX_LIKE_KEYS: Final = seeded.INDEX_LIKE_KEYS
+_ORDINARY_KEYS: Final = seeded.ORDINARY_KEYS
+_SCALAR_TYPES: Final = seeded.SCALAR_TYPES
 
 
 @cache
@@ -396,6 +402,21 @@ _PARAMETERS: Final[tuple[tuple[dict[str, Any], dict[str, Any]], ...]] = (
 )
 _ARGUMENT_NAMES: Final = ("text", "n", "flag", "data", "items", "absent")
 _PROBE_PATH_ELEMENTS: Final = ("keep", "secret", "text", "data", "items", "a", 0, 1)
+# Every path of up to two elements, the shortest first (a shrunk probe looks at the top).
+_PROBE_PATHS: Final = (
+    (),
+    *((element,) for element in _PROBE_PATH_ELEMENTS),
+    *((first, second) for first in _PROBE_PATH_ELEMENTS for second in _PROBE_PATH_ELEMENTS),
+)
+# The effects a terminal body may sit behind, innermost first: none, one or two (the fewer, the likelier).
+_EFFECTS: Final = (
+    (3, ()),
+    (2, ("defer",)),
+    (2, ("conclude",)),
+    *((1, (outer, inner)) for outer in ("defer", "conclude") for inner in ("defer", "conclude")),
+)
+_PROGRAM_RESULTS: Final = ((4, None), (2, "last"), (2, "received"), *((1, index) for index in range(4)))
+_CONTEXT_IDS: Final = ("ctx-a", "ctx-b", "ctx-1")
 # First-party families whose renderer reads only the value; each renders any value valid for its schema.
 # (`read` is not one: the original's renderer re-reads `file_path` from the arguments and fails without it.)
 # The first is where shrinking ends: glob's value and text are the smallest.
@@ -407,254 +428,425 @@ _HOOK_STAGES: Final = (("guards", "guard"), ("wrappers", "execute"), ("post-exec
 _CANCELLING: Final = frozenset(("abort-caller", "await-abort", "replace-signal-aborted", "abort-caller-after-next"))
 
 
+# A strategy made once and drawn from many times is far cheaper than a new one each time (hypothesis works out
+# a new strategy's label and emptiness on its first draw): the builder asks for them through these caches.
+
+
+@lru_cache(maxsize=4096)
 def _weighted(*choices: tuple[int, Any]) -> SearchStrategy[Any]:
     return st.sampled_from([choice for weight, choice in choices for _ in range(weight)])
 
 
-def _one_of_weighted(*choices: tuple[int, SearchStrategy[Any]]) -> SearchStrategy[Any]:
-    # st.one_of drops repeated branches, so the weights are a sampled choice of strategy.
-    return _weighted(*choices).flatmap(lambda strategy: strategy)
+@lru_cache(maxsize=4096)
+def _sampled(items: tuple[Any, ...]) -> SearchStrategy[Any]:
+    return st.sampled_from(items)
 
 
-# Drawing from a strategy built once is far cheaper than from a new one: every part is cached.
+@lru_cache(maxsize=4096)
+def _integers(low: int, high: int) -> SearchStrategy[int]:
+    return st.integers(low, high)
 
 
-@cache
-def _messages() -> SearchStrategy[str]:
-    return _one_of_weighted((3, st.sampled_from(_MESSAGES)), (1, json_strings()))
+@lru_cache(maxsize=4096)
+def _subsets(items: tuple[str, ...], max_size: int) -> SearchStrategy[list[str]]:
+    """Lists of one to ``max_size`` distinct items."""
+    return st.lists(st.sampled_from(items), min_size=1, max_size=max_size, unique=True)
 
 
-@cache
-def _contexts() -> SearchStrategy[list[dict[str, str]]]:
-    context = st.fixed_dictionaries({"id": st.sampled_from(("ctx-a", "ctx-b", "ctx-1")), "text": _messages()})
-    return st.lists(context, max_size=2)
+_BOOLEANS: Final = st.booleans()
 
 
-@cache
-def _text_blocks() -> SearchStrategy[list[dict[str, str]]]:
-    return st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": _messages()}), max_size=2)
+def _one_of(draw: Draw, items: Sequence[_Drawn]) -> _Drawn:
+    """One of ``items``, the first when shrunk. Drawn as an index, which is a choice even among one item (a
+    ``sampled_from`` of one item is none): a choice sequence keeps its meaning when a tool or step is deleted."""
+    return items[draw(_integers(0, len(items) - 1))]
 
 
-@cache
-def _values(kinds: tuple[str, ...], max_leaves: int) -> SearchStrategy[Any]:
+def _product(
+    first: tuple[tuple[int, Any], ...], second: tuple[tuple[int, Any], ...]
+) -> tuple[tuple[int, tuple[Any, Any]], ...]:
+    """Two weighted choices as one: every pair, weighing the product of its weights (for one draw, not two)."""
+    return tuple((a * b, (x, y)) for a, x in first if a for b, y in second if b)
+
+
+# A probe's target; whether its path ends at a container the call should hand out (else any path: hooks may
+# change what it hands out); and whether below the top (a shallow freeze shows only there). One draw.
+_PROBES: Final = _weighted(
+    *(
+        (target_weight * container_weight * inner_weight, (target, to_container, below_the_top))
+        for target_weight, target in ((3, "value"), (1, "content"), (1, "arguments"))
+        for container_weight, to_container in ((4, True), (1, False))
+        for inner_weight, below_the_top in ((1, False), (3, True))
+    )
+)
+
+
+@lru_cache(maxsize=4096)
+def _program_calls(targets: tuple[str, ...]) -> SearchStrategy[list[str]]:
+    """The tools a program calls: one to three, mostly of ``targets``, some unknown."""
+    return st.lists(_weighted(*((4, target) for target in targets), (1, _UNKNOWN_TOOL)), min_size=1, max_size=3)
+
+
+# Every part below is one choice for hypothesis: an integer naming the kind of behaviour (by weight) and the
+# seed its details are built from (toolcontract_conformance.seeded). It shrinks towards 0: the first kind, the
+# first and simplest, built from seed 0, with the simplest details. A part made once is drawn from again and
+# again: each is cached.
+
+_Builder = Callable[[random.Random], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """A scenario part drawn as one integer: which builder (a weighted choice) and the seed it builds from."""
+
+    builders: tuple[_Builder, ...]
+    integers: SearchStrategy[int]
+
+    def draw(self, draw: Draw) -> Any:
+        """Draw the integer and build the part."""
+        seed, point = divmod(draw(self.integers), len(self.builders))
+        return self.builders[point](seeded.generator(seed))
+
+
+def _built(*choices: tuple[int, _Builder]) -> _Part:
+    """One of the builders, chosen by weight, applied to a seed: both from one drawn integer."""
+    builders = tuple(build for weight, build in choices for _ in range(weight))
+    return _Part(builders, st.integers(0, (len(builders) << seeded.SEED_BITS) - 1))
+
+
+def _seeded(build: _Builder) -> _Part:
+    """The part ``build`` makes from a drawn seed."""
+    return _built((1, build))
+
+
+def _either(*choices: tuple[int, _Builder]) -> _Builder:
+    """A builder that picks one of the builders by weight with the seed's own generator."""
+    return lambda rng: seeded.weighted(rng, choices)(rng)
+
+
+def _message(rng: random.Random) -> str:
+    return seeded.string(rng) if seeded.chance(rng, 0.25) else seeded.pick(rng, _MESSAGES)
+
+
+def _contexts_of(rng: random.Random) -> list[dict[str, str]]:
+    return [{"id": seeded.pick(rng, _CONTEXT_IDS), "text": _message(rng)} for _ in range(rng.randrange(3))]
+
+
+def _text_blocks_of(rng: random.Random) -> list[dict[str, str]]:
+    return [{"type": "text", "text": _message(rng)} for _ in range(rng.randrange(3))]
+
+
+def _with_optional(rng: random.Random, part: dict[str, Any], **optional: _Builder) -> dict[str, Any]:
+    """``part`` with each optional key, half of the time, built by its builder."""
+    for name, build in optional.items():
+        if seeded.chance(rng, 0.5):
+            part[name] = build(rng)
+    return part
+
+
+def _plain_of(max_leaves: int) -> _Builder:
+    return lambda rng: seeded.value(rng, max_leaves)
+
+
+def _values_of(kinds: tuple[str, ...], max_leaves: int) -> _Builder:
     """Plain values, and (one time in four) values holding exotic tags of ``kinds``."""
-    plain = _plain_values(max_leaves)
-    return _one_of_weighted((3, plain), (1, _values_with_exotics(kinds))) if kinds else plain
+    if not kinds:
+        return _plain_of(max_leaves)
+    return lambda rng: seeded.with_exotics(rng, kinds) if seeded.chance(rng, 0.25) else seeded.value(rng, max_leaves)
+
+
+def _exotic_or_plain_of(kinds: tuple[str, ...]) -> _Builder:
+    return (lambda rng: seeded.with_exotics(rng, kinds)) if kinds else _plain_of(2)
+
+
+def _raising(kind: str) -> _Builder:
+    def build(rng: random.Random) -> dict[str, Any]:
+        part = {"kind": kind, "message": _message(rng)}
+        return _with_optional(rng, part, error=lambda rng: dict(seeded.pick(rng, _ERROR_CLASSES)))
+
+    return build
+
+
+def _constant(**part: Any) -> _Builder:
+    return lambda rng: _copied(part)
 
 
 @cache
-def _exotic_or_plain(kinds: tuple[str, ...]) -> SearchStrategy[Any]:
-    return _values_with_exotics(kinds) if kinds else _plain_values(2)
+def _messages() -> _Part:
+    return _seeded(_message)
 
 
 @cache
-def _raises(kind: str) -> SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries(
-        {"kind": st.just(kind), "message": _messages()},
-        optional={"error": st.sampled_from(_ERROR_CLASSES).map(dict)},
-    )
+def _contexts() -> _Part:
+    return _seeded(_contexts_of)
 
 
 @cache
-def _argument_values(parameters: int) -> SearchStrategy[Any]:
-    return values_for(_PARAMETERS[parameters][1])
+def _plain(max_leaves: int) -> _Part:
+    return _seeded(_plain_of(max_leaves))
 
 
 @cache
-def _kept_values() -> SearchStrategy[Any]:
+def _exotic(kinds: tuple[str, ...]) -> _Part:
+    return _seeded(lambda rng: seeded.with_exotics(rng, kinds))
+
+
+@cache
+def _raises(kind: str) -> _Part:
+    return _seeded(_raising(kind))
+
+
+@cache
+def _argument_values(parameters: int) -> _Part:
+    schema = _PARAMETERS[parameters][1]
+    return _seeded(lambda rng: seeded.value_for(schema, rng))
+
+
+def _kept_value(rng: random.Random) -> Any:
     """What a canary tool shows: a container, more often than not (for freeze probes to reach into)."""
-    plain = _plain_values(3)
-    return st.one_of(
-        plain, st.lists(plain, min_size=1, max_size=3), st.dictionaries(_plain_keys(), plain, min_size=1, max_size=3)
-    )
+    form = rng.randrange(3)
+    if form == 0:
+        return seeded.value(rng, 3)
+    if form == 1:
+        return [seeded.value(rng, 3) for _ in range(rng.randint(1, 3))]
+    return {seeded.key(rng): seeded.value(rng, 3) for _ in range(rng.randint(1, 3))}
 
 
 @cache
-def _invalid_arguments() -> SearchStrategy[Any]:
+def _kept_values() -> _Part:
+    return _seeded(_kept_value)
+
+
+@cache
+def _invalid_arguments() -> _Part:
     """Arguments a tool may refuse: any object, or any value (most are not objects)."""
-    return st.one_of(st.dictionaries(_plain_keys(), _plain_values(3), max_size=3), _plain_values(3))
+
+    def build(rng: random.Random) -> Any:
+        if seeded.chance(rng, 0.5):
+            return seeded.value(rng, 3)
+        return {seeded.key(rng): seeded.value(rng, 3) for _ in range(rng.randrange(4))}
+
+    return _seeded(build)
 
 
 @cache
-def _first_party_values(family: str) -> SearchStrategy[Any]:
-    return values_for(thaw(compile_value_schema(FAMILIES[family].schema)))
+def _first_party_values(family: str) -> _Part:
+    schema = thaw(compile_value_schema(FAMILIES[family].schema))
+    return _seeded(lambda rng: seeded.value_for(schema, rng, _exactly_one))
+
+
+# The oneOf nodes of the first-party schemas, which live as long as the module, and their validators.
+_ONE_OF_VALIDATORS: dict[int, tuple[Any, Validator]] = {}
+
+
+def _exactly_one(node: Any, value: Any) -> bool:
+    entry = _ONE_OF_VALIDATORS.get(id(node))
+    if entry is None or entry[0] is not node:
+        entry = _ONE_OF_VALIDATORS[id(node)] = (node, compile_validator(node))
+    return entry[1].is_valid(value)
+
+
+def _returning(spec: dict[str, Any], value: Any) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    return spec, {"kind": "return", "value": value}, value
+
+
+def _return_arg(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any], None]:
+    terminal = _with_optional(
+        rng, {"kind": "return-arg", "arg": seeded.pick(rng, _ARGUMENT_NAMES)}, default=_plain_of(3)
+    )
+    return {"schema": {"type": "json"}}, terminal, None
 
 
 @cache
-def _outputs() -> SearchStrategy[tuple[dict[str, Any], SearchStrategy[Any]]]:
-    """An output schema (DSL or raw) and the values a body returns for it (not always valid ones)."""
-    plain = _plain_values(5)
-    raw = subset_schemas(max_leaves=4).map(lambda schema: ({"rawSchema": schema}, values_for(schema)))
-    return _one_of_weighted(
-        (2, st.just(({"schema": {"type": "json"}}, plain))),
-        (1, st.just(({"schema": {"type": "string"}}, json_strings()))),
-        (
-            1,
-            st.just(({"schema": {"type": "array", "items": {"type": "json"}}}, st.lists(_plain_values(3), max_size=3))),
-        ),
-        (1, raw),
+def _outputs() -> _Part:
+    """An output schema (DSL or raw), the terminal body, and the value it returns (``None`` for ``return-arg``,
+    which returns one of the call's arguments)."""
+
+    def raw(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any], Any]:
+        schema = seeded.schema(rng, 4)
+        return _returning({"rawSchema": schema}, seeded.value_for(schema, rng))
+
+    def array(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any], Any]:
+        items = [seeded.value(rng, 3) for _ in range(rng.randrange(4))]
+        return _returning({"schema": {"type": "array", "items": {"type": "json"}}}, items)
+
+    return _built(
+        (6, lambda rng: _returning({"schema": {"type": "json"}}, seeded.value(rng, 5))),
+        (2, _return_arg),
+        (4, lambda rng: _returning({"schema": {"type": "string"}}, seeded.string(rng))),
+        (4, array),
+        (4, raw),
     )
 
 
-@cache
-def _return_arg() -> SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries(
-        {"kind": st.just("return-arg"), "arg": st.sampled_from(_ARGUMENT_NAMES)},
-        optional={"default": _plain_values(3)},
-    )
+def _effects_of(chosen: tuple[str, ...]) -> _Builder:
+    return lambda rng: [(effect, _contexts_of(rng) if effect == "defer" else None) for effect in chosen]
 
 
 @cache
-def _renderers(kinds: tuple[str, ...], sealed: bool, failing: bool) -> SearchStrategy[dict[str, Any]]:
+def _effects(aborting: bool) -> _Part:
+    """What a terminal body sits behind, innermost first, each with its contexts: up to two of defer and
+    conclude, and when ``aborting`` one abort among them (at any place, each place as likely)."""
+    choices: list[tuple[int, _Builder]] = []
+    for weight, chosen in _EFFECTS:
+        if not aborting:
+            choices.append((weight, _effects_of(chosen)))
+            continue
+        places = len(chosen) + 1
+        for place in range(places):
+            for abort in ("abort-caller", "abort-then-await"):
+                effects = (*chosen[:place], abort, *chosen[place:])
+                choices.append((weight * 6 // places, _effects_of(effects)))
+    return _built(*choices)
+
+
+@cache
+def _renderers(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
     """Renderers: ``failing`` ones (raising, or rendering exotic content), else sound ones; ``sealed`` ones
     never show a value's ``secret`` field."""
     if failing:
-        return st.one_of(
-            st.fixed_dictionaries({"kind": st.just("raise"), "message": _messages()}),
-            st.fixed_dictionaries(
-                {"kind": st.just("exotic"), "content": st.lists(_exotic_or_plain(kinds), min_size=1, max_size=2)}
-            ),
+        exotic = _exotic_or_plain_of(kinds)
+        return _built(
+            (1, lambda rng: {"kind": "raise", "message": _message(rng)}),
+            (1, lambda rng: {"kind": "exotic", "content": [exotic(rng) for _ in range(rng.randint(1, 2))]}),
         )
-    field = st.fixed_dictionaries(
-        {"kind": st.just("field"), "name": st.just("keep") if sealed else st.sampled_from(("keep", "text", "0", "a"))},
-        optional={"prefix": _messages()},
-    )
-    constant = st.fixed_dictionaries({"kind": st.just("constant"), "content": _text_blocks()})
+    names = ("keep",) if sealed else ("keep", "text", "0", "a")
+
+    def field(rng: random.Random) -> dict[str, Any]:
+        return _with_optional(rng, {"kind": "field", "name": seeded.pick(rng, names)}, prefix=_message)
+
+    def constant(rng: random.Random) -> dict[str, Any]:
+        return {"kind": "constant", "content": _text_blocks_of(rng)}
+
     if sealed:
-        return _one_of_weighted((3, field), (1, constant))
-    return _one_of_weighted(
-        (3, st.fixed_dictionaries({"kind": st.just("text")}, optional={"prefix": _messages()})),
-        (2, st.fixed_dictionaries({"kind": st.just("json")}, optional={"indent": st.integers(0, 4)})),
+        return _built((3, field), (1, constant))
+    return _built(
+        (3, lambda rng: _with_optional(rng, {"kind": "text"}, prefix=_message)),
+        (2, lambda rng: _with_optional(rng, {"kind": "json"}, indent=lambda rng: rng.randrange(5))),
         (2, field),
-        (1, st.just({"kind": "blocks"})),
+        (1, _constant(kind="blocks")),
         (1, constant),
     )
 
 
 @cache
-def _projectors(kinds: tuple[str, ...], sealed: bool, failing: bool) -> SearchStrategy[dict[str, Any] | None]:
+def _projectors(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
     """Metadata projectors (``None``: none), as :func:`_renderers`."""
+    raising = (1, lambda rng: {"kind": "raise", "message": _message(rng)})
     if failing:
-        raising = st.fixed_dictionaries({"kind": st.just("raise"), "message": _messages()})
-        return (
-            raising
-            if sealed
-            else st.one_of(
-                raising, st.fixed_dictionaries({"kind": st.just("exotic"), "value": _exotic_or_plain(kinds)})
-            )
-        )
-    choices: list[tuple[int, SearchStrategy[dict[str, Any] | None]]] = [
-        (4, st.none()),
-        (1, st.fixed_dictionaries({"kind": st.just("constant"), "value": _plain_values(3)})),
-        (1, st.just({"kind": "null"})),
+        if sealed:
+            return _built(raising)
+        exotic = _exotic_or_plain_of(kinds)
+        return _built(raising, (1, lambda rng: {"kind": "exotic", "value": exotic(rng)}))
+    choices: list[tuple[int, _Builder]] = [
+        (4, lambda rng: None),
+        (1, lambda rng: {"kind": "constant", "value": seeded.value(rng, 3)}),
+        (1, _constant(kind="null")),
     ]
     if not sealed:
         choices += [
-            (2, st.just({"kind": "value"})),
-            (2, st.fixed_dictionaries({"kind": st.just("wrap"), "key": st.sampled_from(("projected", "v"))})),
+            (2, _constant(kind="value")),
+            (2, lambda rng: {"kind": "wrap", "key": seeded.pick(rng, ("projected", "v"))}),
         ]
-    return _one_of_weighted(*choices)
+    return _built(*choices)
 
 
 @cache
-def _finalizers(failing: bool) -> SearchStrategy[dict[str, Any]]:
+def _finalizers(failing: bool) -> _Part:
+    """A raising finalizer when ``failing``, else a sound one three times in four (``None``: none)."""
     if failing:
-        return st.fixed_dictionaries({"kind": st.just("raise"), "message": _messages()})
-    return st.one_of(
-        st.just({"kind": "keep"}),
-        st.fixed_dictionaries({"kind": st.just("replace"), "content": _text_blocks()}),
-        st.fixed_dictionaries({"kind": st.just("truncate"), "chars": st.integers(0, 12)}),
+        return _built((1, lambda rng: {"kind": "raise", "message": _message(rng)}))
+    return _built(
+        (9, lambda rng: None),
+        (1, _constant(kind="keep")),
+        (1, lambda rng: {"kind": "replace", "content": _text_blocks_of(rng)}),
+        (1, lambda rng: {"kind": "truncate", "chars": rng.randrange(13)}),
     )
 
 
 # Hook actions: the ones that let the call succeed weigh more, so that most calls of a scenario still succeed
-# and what comes after (persist, replay, probes) has values to work on.
+# and what comes after (persist, replay, probes) has values to work on. An action wrapping another
+# (abort-caller, dispose-tool-then) picks the inner one with its own seed.
+
+
+def _contexts_optional(rng: random.Random, part: dict[str, Any]) -> dict[str, Any]:
+    return _with_optional(rng, part, additionalContexts=_contexts_of)
+
+
+def _wrapping(kind: str, inner: tuple[tuple[int, _Builder], ...]) -> _Builder:
+    return lambda rng: {"kind": kind, "then": _either(*inner)(rng)}
 
 
 @cache
-def _pre_execute_actions(cancellation: bool, nested: bool = True) -> SearchStrategy[dict[str, Any]]:
-    actions: list[tuple[int, SearchStrategy[dict[str, Any]]]] = [
-        (4, st.just({"kind": "allow"})),
-        (1, st.fixed_dictionaries({"kind": st.just("deny"), "reason": _messages()})),
-        (1, st.fixed_dictionaries({"kind": st.just("ask")}, optional={"reason": _messages()})),
-        (1, _raises("raise")),
-    ]
-    if nested and cancellation:
-        then = _pre_execute_actions(cancellation, nested=False)
-        actions.append((1, then.map(lambda action: {"kind": "abort-caller", "then": action})))
-    return _one_of_weighted(*actions)
+def _pre_execute_actions(cancellation: bool) -> _Part:
+    actions: tuple[tuple[int, _Builder], ...] = (
+        (4, _constant(kind="allow")),
+        (1, lambda rng: {"kind": "deny", "reason": _message(rng)}),
+        (1, lambda rng: _with_optional(rng, {"kind": "ask"}, reason=_message)),
+        (1, _raising("raise")),
+    )
+    if cancellation:
+        return _built(*actions, (1, _wrapping("abort-caller", actions)))
+    return _built(*actions)
 
 
 @cache
-def _guard_actions() -> SearchStrategy[dict[str, Any]]:
-    return _one_of_weighted(
-        (4, st.just({"kind": "pass"})),
-        (1, st.fixed_dictionaries({"kind": st.just("deny"), "reason": _messages()})),
-        (1, _raises("raise")),
+def _guard_actions() -> _Part:
+    return _built(
+        (4, _constant(kind="pass")),
+        (1, lambda rng: {"kind": "deny", "reason": _message(rng)}),
+        (1, _raising("raise")),
     )
 
 
 @cache
-def _execute_actions(kinds: tuple[str, ...], cancellation: bool, nested: bool = True) -> SearchStrategy[dict[str, Any]]:
-    plain = _plain_values(3)
-    actions: list[tuple[int, SearchStrategy[dict[str, Any]]]] = [
-        (4, st.just({"kind": "passthrough"})),
-        (3, st.fixed_dictionaries({"kind": st.just("spread"), "additionalContexts": _contexts()})),
-        (
-            2,
-            st.fixed_dictionaries(
-                {"kind": st.just("short-circuit-success"), "value": _values(kinds, 3)},
-                optional={"content": _text_blocks(), "meta": plain, "additionalContexts": _contexts()},
-            ),
-        ),
-        (
-            1,
-            st.fixed_dictionaries(
-                {
-                    "kind": st.just("short-circuit-failure"),
-                    "error": st.fixed_dictionaries(
-                        {"message": _messages()}, optional={"info": st.sampled_from(_ERROR_CLASSES).map(dict)}
-                    ),
-                    "content": _text_blocks(),
-                },
-                optional={"meta": plain, "additionalContexts": _contexts()},
-            ),
-        ),
-        (1, _raises("raise")),
-    ]
+def _execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
+    values = _values_of(kinds, 3)
+
+    def success(rng: random.Random) -> dict[str, Any]:
+        part = {"kind": "short-circuit-success", "value": values(rng)}
+        optional = {"content": _text_blocks_of, "meta": _plain_of(3), "additionalContexts": _contexts_of}
+        return _with_optional(rng, part, **optional)
+
+    def failure(rng: random.Random) -> dict[str, Any]:
+        error = _with_optional(rng, {"message": _message(rng)}, info=lambda rng: dict(seeded.pick(rng, _ERROR_CLASSES)))
+        part = {"kind": "short-circuit-failure", "error": error, "content": _text_blocks_of(rng)}
+        return _with_optional(rng, part, meta=_plain_of(3), additionalContexts=_contexts_of)
+
+    actions: tuple[tuple[int, _Builder], ...] = (
+        (4, _constant(kind="passthrough")),
+        (3, lambda rng: {"kind": "spread", "additionalContexts": _contexts_of(rng)}),
+        (2, success),
+        (1, failure),
+        (1, _raising("raise")),
+    )
     if cancellation:
-        actions += [(1, st.just({"kind": "replace-signal-aborted"})), (1, st.just({"kind": "abort-caller-after-next"}))]
-    if nested:
-        then = _execute_actions(kinds, cancellation, nested=False)
-        actions.append((1, then.map(lambda action: {"kind": "dispose-tool-then", "then": action})))
-    return _one_of_weighted(*actions)
+        actions += ((1, _constant(kind="replace-signal-aborted")), (1, _constant(kind="abort-caller-after-next")))
+    return _built(*actions, (1, _wrapping("dispose-tool-then", actions)))
 
 
 @cache
-def _post_execute_actions(
-    kinds: tuple[str, ...], cancellation: bool, nested: bool = True
-) -> SearchStrategy[dict[str, Any]]:
-    plain = _plain_values(3)
-    contexts = {"additionalContexts": _contexts()}
-    actions: list[tuple[int, SearchStrategy[dict[str, Any]]]] = [
-        (4, st.fixed_dictionaries({"kind": st.just("accept")}, optional=contexts)),
-        (2, st.fixed_dictionaries({"kind": st.just("accept-content"), "content": _text_blocks()}, optional=contexts)),
-        (2, st.fixed_dictionaries({"kind": st.just("accept-value"), "value": _values(kinds, 3)}, optional=contexts)),
-        (1, st.fixed_dictionaries({"kind": st.just("accept-both"), "content": _text_blocks(), "value": plain})),
+def _post_execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
+    values = _values_of(kinds, 3)
+
+    def feedback(rng: random.Random) -> Any:
+        return seeded.value(rng, 3) if seeded.chance(rng, 0.5) else _message(rng)
+
+    actions: tuple[tuple[int, _Builder], ...] = (
+        (4, lambda rng: _contexts_optional(rng, {"kind": "accept"})),
+        (2, lambda rng: _contexts_optional(rng, {"kind": "accept-content", "content": _text_blocks_of(rng)})),
+        (2, lambda rng: _contexts_optional(rng, {"kind": "accept-value", "value": values(rng)})),
         (
             1,
-            st.fixed_dictionaries(
-                {"kind": st.just("block"), "feedback": st.one_of(_messages(), plain)}, optional=contexts
-            ),
+            lambda rng: {"kind": "accept-both", "content": _text_blocks_of(rng), "value": seeded.value(rng, 3)},
         ),
-        (1, _raises("raise")),
-    ]
-    if nested:
-        then = _post_execute_actions(kinds, cancellation, nested=False)
-        actions.append((1, then.map(lambda action: {"kind": "dispose-tool-then", "then": action})))
-        if cancellation:
-            actions.append((1, then.map(lambda action: {"kind": "abort-caller", "then": action})))
-    return _one_of_weighted(*actions)
+        (1, lambda rng: _contexts_optional(rng, {"kind": "block", "feedback": feedback(rng)})),
+        (1, _raising("raise")),
+    )
+    wrapping = [(1, _wrapping("dispose-tool-then", actions))]
+    if cancellation:
+        wrapping.append((1, _wrapping("abort-caller", actions)))
+    return _built(*actions, *wrapping)
 
 
 # --- building a scenario -------------------------------------------------------------------------------
@@ -748,9 +940,9 @@ class ScenarioBuilder:
             "id": self.scenario_id,
             "description": "Drawn by toolcontract_conformance.strategies.",
             "requires": [],
-            "tools": copy.deepcopy(self.tools),
-            "hooks": copy.deepcopy(self.hooks),
-            "steps": copy.deepcopy(self.steps),
+            "tools": _copied(self.tools),
+            "hooks": _copied(self.hooks),
+            "steps": _copied(self.steps),
         }
         document["requires"] = _requirements(document)
         return document
@@ -766,67 +958,63 @@ class ScenarioBuilder:
         """
         name = f"t{len(self.tools)}"
         callable_tools = any(not known.program for known in self._tools.values())
-        kind = draw(
-            _weighted(
-                (3, "plain"),
-                (3, "canary"),
-                (2 if self.allows("nested") and callable_tools else 0, "program"),
-                (1 if self.allows("first-party-renderers") else 0, "first-party"),
-            )
+        kinds = (
+            (3, "plain"),
+            (3, "canary"),
+            (2 if self.allows("nested") and callable_tools else 0, "program"),
+            (1 if self.allows("first-party-renderers") else 0, "first-party"),
         )
-        flaw = draw(
-            _weighted(
-                (10, None),
-                (1, "render"),
-                (1, "projector"),
-                (2, "body"),
-                (1 if self.allows("finalize-content") else 0, "finalizer"),
-                (1 if self.allows("cancellation") else 0, "abort"),
-            )
+        flaws = (
+            (10, None),
+            (1, "render"),
+            (1, "projector"),
+            (2, "body"),
+            (1 if self.allows("finalize-content") else 0, "finalizer"),
+            (1 if self.allows("cancellation") else 0, "abort"),
         )
-        parameters = draw(st.integers(0, len(_PARAMETERS) - 1))
+        kind, flaw = draw(_weighted(*_product(kinds, flaws)))
+        parameters = draw(_integers(0, len(_PARAMETERS) - 1))
         tool = _Tool(parameters)
-        kinds = self.exotic_kinds
+        exotic_kinds = self.exotic_kinds
         schema: dict[str, Any] = {"schema": {"type": "json"}}
         first_party: dict[str, Any] | None = None
         if kind == "program":
             terminal = self._program(draw, tool)
         elif flaw == "body":
-            invalid = kind == "plain" and bool(kinds) and draw(st.booleans())
+            invalid = kind == "plain" and bool(exotic_kinds) and draw(_BOOLEANS)
             terminal = (
-                {"kind": "return", "value": draw(_values_with_exotics(kinds))} if invalid else draw(_raises("raise"))
+                {"kind": "return", "value": _exotic(exotic_kinds).draw(draw)}
+                if invalid
+                else _raises("raise").draw(draw)
             )
         elif kind == "canary":
             tool.tainted = True
-            tool.value = {"keep": draw(_kept_values()), "secret": CANARY}
+            tool.value = {"keep": _kept_values().draw(draw), "secret": CANARY}
             terminal = {"kind": "return", "value": tool.value}
         elif kind == "first-party":
-            family = draw(st.sampled_from(_FIRST_PARTY_FAMILIES))
-            tool.value = draw(_first_party_values(family))
+            family = draw(_sampled(_FIRST_PARTY_FAMILIES))
+            tool.value = _first_party_values(family).draw(draw)
             terminal = {"kind": "return", "value": tool.value}
             schema = {"schema": thaw(FAMILIES[family].schema)}
             first_party = {"kind": "first-party", "family": family}
         else:
-            schema, values = draw(_outputs())
-            if "schema" in schema and schema["schema"] == {"type": "json"} and draw(_weighted((3, False), (1, True))):
-                terminal = draw(_return_arg())
-            else:
-                tool.value = draw(values)
-                terminal = {"kind": "return", "value": tool.value}
+            schema, terminal, tool.value = _outputs().draw(draw)
         sealed = tool.tainted
-        output: dict[str, Any] = {**schema, "render": draw(_renderers(kinds, sealed, flaw == "render"))}
+        output: dict[str, Any] = {**schema, "render": _renderers(exotic_kinds, sealed, flaw == "render").draw(draw)}
         if first_party is not None and flaw != "render":
             output["render"] = first_party
-        projector = draw(_projectors(kinds, sealed, flaw == "projector"))
+        projector = _projectors(exotic_kinds, sealed, flaw == "projector").draw(draw)
         if projector is not None:
             output["presentationMeta"] = projector
         spec: dict[str, Any] = {
-            "parameters": copy.deepcopy(_PARAMETERS[parameters][0]),
+            "parameters": _copied(_PARAMETERS[parameters][0]),
             "output": output,
             "body": self._body(draw, terminal, aborting=flaw == "abort"),
         }
-        if flaw == "finalizer" or (self.allows("finalize-content") and draw(_weighted((3, False), (1, True)))):
-            spec["finalizeContent"] = draw(_finalizers(flaw == "finalizer"))
+        if flaw == "finalizer" or self.allows("finalize-content"):
+            finalizer = _finalizers(flaw == "finalizer").draw(draw)
+            if finalizer is not None:
+                spec["finalizeContent"] = finalizer
         self.tools[name] = spec
         self._tools[name] = tool
         return name
@@ -834,34 +1022,27 @@ class ScenarioBuilder:
     def _program(self, draw: Draw, tool: _Tool) -> dict[str, Any]:
         # Only tools that are not programs: a program calling a program could recurse for ever.
         targets = [name for name, known in self._tools.items() if not known.program]
-        names = draw(
-            st.lists(_weighted(*((4, target) for target in targets), (1, _UNKNOWN_TOOL)), min_size=1, max_size=3)
-        )
+        names = draw(_program_calls(tuple(targets)))
         calls = []
         for target in names:
             known = self._tools.get(target)
-            arguments = draw(_argument_values(known.parameters) if known is not None else _plain_values(3))
+            arguments = (_argument_values(known.parameters) if known is not None else _plain(3)).draw(draw)
             calls.append({"name": target, "arguments": arguments})
             tool.tainted = tool.tainted or (known is not None and known.tainted)
         tool.program = True
         tool.nested_calls = len(calls)
         program: dict[str, Any] = {"kind": "program", "calls": calls}
-        result = draw(st.one_of(st.none(), st.sampled_from(("last", "received")), st.integers(0, 3)))
+        result = draw(_weighted(*_PROGRAM_RESULTS))
         if result is not None:
             program["result"] = result
         return program
 
     def _body(self, draw: Draw, terminal: dict[str, Any], aborting: bool) -> dict[str, Any]:
         """The terminal body behind up to two effects (defer, conclude), and one abort when ``aborting``."""
-        chosen = draw(st.lists(st.sampled_from(("defer", "conclude")), max_size=2))
-        if aborting:
-            chosen.insert(
-                draw(st.integers(0, len(chosen))), draw(st.sampled_from(("abort-caller", "abort-then-await")))
-            )
         body = terminal
-        for effect in chosen:
+        for effect, contexts in _effects(aborting).draw(draw):
             if effect == "defer":
-                body = {"kind": "defer", "contexts": draw(_contexts()), "then": body}
+                body = {"kind": "defer", "contexts": contexts, "then": body}
             elif effect == "abort-then-await":
                 # await-abort waits for ever unless something aborts its signal first.
                 body = {"kind": "abort-caller", "then": {"kind": "await-abort", "then": body}}
@@ -901,30 +1082,29 @@ class ScenarioBuilder:
     def add_call(self, draw: Draw) -> str:
         """Add a call of a fixture tool with valid arguments, or (a third of the time) a flawed call: of an
         unknown tool, with invalid or exotic arguments, or aborted before it is made."""
-        flaw = draw(
-            _weighted(
-                (8, None),
-                (1, "unknown-tool"),
-                (1, "invalid-arguments"),
-                (2 if self.exotic_kinds else 0, "exotic-arguments"),
-                (1 if self.allows("cancellation") else 0, "abort-before"),
-            )
+        flaws = (
+            (8, None),
+            (1, "unknown-tool"),
+            (1, "invalid-arguments"),
+            (2 if self.exotic_kinds else 0, "exotic-arguments"),
+            (1 if self.allows("cancellation") else 0, "abort-before"),
         )
-        name = draw(st.sampled_from(list(self.tools))) if self.tools and flaw != "unknown-tool" else _UNKNOWN_TOOL
+        flaw, agent = draw(_weighted(*_product(flaws, ((4, False), (1, True)))))
+        name = _one_of(draw, tuple(self.tools)) if self.tools and flaw != "unknown-tool" else _UNKNOWN_TOOL
         known = self._tools.get(name)
         if flaw == "invalid-arguments":
-            arguments = draw(_invalid_arguments())
+            arguments = _invalid_arguments().draw(draw)
         elif flaw == "exotic-arguments":
-            arguments = draw(_values_with_exotics(self.exotic_kinds))
+            arguments = _exotic(self.exotic_kinds).draw(draw)
         else:
-            arguments = draw(_argument_values(known.parameters) if known is not None else _plain_values(2))
+            arguments = (_argument_values(known.parameters) if known is not None else _plain(2)).draw(draw)
         step = self._new_step("call")
         if known is not None:
             step.tainted, step.nested_calls, step.value = known.tainted, known.nested_calls, known.value
         step.arguments = arguments
         step.exotic_arguments = not _has_no_tag(arguments)
         call: dict[str, Any] = {"name": name, "arguments": arguments}
-        if draw(_weighted((4, False), (1, True))):
+        if agent:
             call["agent"] = _AGENT
         document: dict[str, Any] = {"id": step.id, "call": call}
         if flaw == "abort-before":
@@ -936,16 +1116,17 @@ class ScenarioBuilder:
         """Add a freeze probe of an earlier call's value, content or arguments (adding a call if none)."""
         if not self.call_steps:
             self.add_call(draw)
-        called = draw(st.sampled_from([step for step in self._steps if step.kind == "call"]))
-        target = draw(_weighted((3, "value"), (1, "content"), (1, "arguments")))
+        calls = [step for step in self._steps if step.kind == "call"]
+        called = _one_of(draw, calls)
+        target, to_container, below_the_top = draw(_PROBES)
         expected = {"value": called.value, "content": [{"type": "text"}], "arguments": called.arguments}[target]
-        # Mostly a path to a container the call should hand out (hooks may change it), else any path.
         containers = list(_container_paths(expected))
         inner = [path for path in containers if path]  # a shallow freeze shows only below the top
-        if containers and draw(_weighted((4, True), (1, False))):
-            path = draw(st.sampled_from(inner if inner and draw(_weighted((1, False), (3, True))) else containers))
+        if containers and to_container:
+            paths = inner if inner and below_the_top else containers
+            path = _one_of(draw, paths)
         else:
-            path = draw(st.lists(st.sampled_from(_PROBE_PATH_ELEMENTS), max_size=2))
+            path = list(draw(_sampled(_PROBE_PATHS)))
         probe = {"step": called.id, "target": target, "path": path}
         step = self._new_step("probe")
         self.steps.append({"id": step.id, "probe": probe})
@@ -957,11 +1138,11 @@ class ScenarioBuilder:
         if not self.call_steps:
             self.add_call(draw)
         calls = self.call_steps
-        chosen = steps or draw(st.lists(st.sampled_from(calls), min_size=1, max_size=min(4, len(calls)), unique=True))
+        chosen = steps or draw(_subsets(tuple(calls), min(4, len(calls))))
         exotic = {step.id for step in self._steps if step.exotic_arguments}
         persist: dict[str, Any] = {"steps": list(chosen)}
         raw = {
-            name: draw(st.sampled_from(_RAW_ARGUMENTS))
+            name: draw(_sampled(_RAW_ARGUMENTS))
             for name in chosen
             if name in exotic or draw(_weighted((6, False), (1, True)))
         }
@@ -976,7 +1157,7 @@ class ScenarioBuilder:
         if not self.persist_steps:
             self.add_persist(draw)
         step = self._new_step("replay")
-        self.steps.append({"id": step.id, "replay": {"persist": draw(st.sampled_from(self.persist_steps))}})
+        self.steps.append({"id": step.id, "replay": {"persist": _one_of(draw, self.persist_steps)}})
         return step.id
 
     def add_schemas(self) -> str:
@@ -991,43 +1172,55 @@ class ScenarioBuilder:
         """Add a hook at a drawn stage, for every call or only for some calls (direct or nested)."""
         stages = ["pre-execute", "result-observer"]
         stages += [stage for capability, stage in _HOOK_STAGES if self.allows(capability)]
-        stage = draw(st.sampled_from(stages))
-        hook: dict[str, Any] = {"stage": stage}
         nested = [f"{step.id}:code:{n}" for step in self._steps for n in range(1, step.nested_calls + 1)]
         names = self.call_steps + nested
-        if bool(names) and draw(_weighted((1, False), (3, True))):
-            hook["steps"] = draw(st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True))
+        # Mostly for some calls only, when there are calls to name.
+        filters = ((1, False), (3, True)) if names else ((1, False),)
+        stage, filtered = draw(_weighted(*_product(tuple((1, stage) for stage in stages), filters)))
+        hook: dict[str, Any] = {"stage": stage}
+        if filtered:
+            hook["steps"] = draw(_subsets(tuple(names), 2))
         cancellation = self.allows("cancellation")
         if stage == "pre-execute":
-            hook["action"] = draw(_pre_execute_actions(cancellation))
+            hook["action"] = _pre_execute_actions(cancellation).draw(draw)
         elif stage == "guard":
-            hook["action"] = draw(_guard_actions())
+            hook["action"] = _guard_actions().draw(draw)
         elif stage == "execute":
             returning = self._return_result_of(draw)
-            if returning is not None and draw(st.booleans()):
+            if returning is not None:
                 hook["steps"], hook["action"] = returning
             else:
-                hook["action"] = draw(_execute_actions(self.exotic_kinds, cancellation))
+                hook["action"] = _execute_actions(self.exotic_kinds, cancellation).draw(draw)
         elif stage == "post-execute":
-            hook["action"] = draw(_post_execute_actions(self.exotic_kinds, cancellation))
+            hook["action"] = _post_execute_actions(self.exotic_kinds, cancellation).draw(draw)
         else:
-            hook["action"] = {"kind": "raise", "message": draw(_messages())}
+            hook["action"] = {"kind": "raise", "message": _messages().draw(draw)}
         self.hooks.append(hook)
 
     def _return_result_of(self, draw: Draw) -> tuple[list[str], dict[str, Any]] | None:
-        """A ``return-result-of`` action and the later calls it applies to, when there are any.
+        """Half of the time, a ``return-result-of`` action and the later calls it applies to, when there are any.
 
         The named step must have run before the wrapper asks for its result, and its value must not hold the
         canary: the wrapped tool re-renders the returned value with its own renderer.
         """
         calls = [step for step in self._steps if step.kind == "call"]
         candidates = [index for index, step in enumerate(calls[:-1]) if not step.tainted]
-        if not candidates:
+        if not candidates or not draw(_BOOLEANS):
             return None
-        index = draw(st.sampled_from(candidates))
+        index = _one_of(draw, candidates)
         later = [step.id for step in calls[index + 1 :]]
-        steps = draw(st.lists(st.sampled_from(later), min_size=1, max_size=2, unique=True))
+        steps = draw(_subsets(tuple(later), 2))
         return steps, {"kind": "return-result-of", "step": calls[index].id}
+
+
+def _copied(value: Any) -> Any:
+    """A copy of scenario data that shares nothing with it, not even between its own parts (a part drawn twice
+    is two objects in the document, as it is in the document's JSON)."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 def _container_paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[list[str | int]]:
@@ -1090,17 +1283,52 @@ def _scenario(
     max_hooks: int,
 ) -> dict[str, Any]:
     builder = ScenarioBuilder(capabilities=capabilities, exotic_kinds=exotic_kinds)
-    for _ in range(draw(st.integers(1, max_tools))):
-        builder.add_tool(draw)
-    for _ in range(draw(st.integers(1, max_steps))):
-        builder.add_step(draw)
-    if builder.allows("persistence") and draw(st.booleans()):
+    for _ in range(draw(_integers(1, max_tools))):
+        _in_span(draw, builder.add_tool)
+    for _ in range(draw(_integers(1, max_steps))):
+        _in_span(draw, builder.add_step)
+    if builder.allows("persistence") and draw(_BOOLEANS):
         # Most invariants are about what persist and replay make of the calls: end with both, often.
         builder.add_persist(draw, builder.call_steps)
         builder.add_replay(draw)
-    for _ in range(draw(st.integers(0, max_hooks))):
-        builder.add_hook(draw)
+    for _ in range(draw(_integers(0, max_hooks))):
+        _in_span(draw, builder.add_hook)
     return builder.document()
+
+
+class _Pending(threading.local):
+    """The actions waiting for :data:`_ACTION` to run them, one stack per thread."""
+
+    def __init__(self) -> None:
+        self.actions: list[Callable[[Draw], Any]] = []
+
+
+_PENDING: Final = _Pending()
+
+
+@st.composite
+def _pending_action(draw: st.DrawFn) -> Any:
+    return _PENDING.actions.pop()(draw)
+
+
+_ACTION: Final = _pending_action()
+
+
+def _in_span(draw: Draw, action: Callable[[Draw], _Drawn]) -> _Drawn:
+    """``action(draw)``, its draws grouped as one span of the choice sequence.
+
+    The shrinker deletes whole spans, and tries so right after lowering a count: a tool, a step or a hook that
+    is one span goes away with the count that made it. Drawing one strategy, made once, that runs the pending
+    action costs one draw; a new strategy for each action would cost many.
+    """
+    actions = _PENDING.actions
+    actions.append(action)
+    try:
+        result: _Drawn = draw(_ACTION)
+    finally:
+        if actions and actions[-1] is action:
+            actions.pop()  # hypothesis stopped the draw before running it
+    return result
 
 
 def scenarios(
