@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from hypothesis import HealthCheck, given
@@ -45,7 +46,10 @@ from toolcontract_conformance.strategies import (
 )
 
 __all__ = [
+    "FAILURE_KINDS",
     "ConformanceFailure",
+    "ImplementationPair",
+    "ReferenceFailure",
     "assert_invariants",
     "assert_same_transcript",
     "check_differential",
@@ -62,7 +66,8 @@ class ConformanceFailure(AssertionError):
     ``scenario`` is the scenario document, ``scenario_json`` its canonical JSON text (save it as
     ``fixtures/scenarios/<new id>.json``, with that id, to keep it as a regression scenario), ``difference``
     the first place where the transcript differs from the reference's (differential failures), and
-    ``violations`` the broken invariants, each starting with its JSON path in the transcript.
+    ``violations`` the broken invariants, each starting with its JSON path in the transcript. ``kind`` says
+    which of :data:`FAILURE_KINDS` it is, and ``context`` is the errored outcome's context (``errored``).
     """
 
     def __init__(
@@ -72,11 +77,15 @@ class ConformanceFailure(AssertionError):
         *,
         difference: Difference | None = None,
         violations: Sequence[str] = (),
+        kind: str | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> None:
         self.reason = reason
         self.scenario = dict(scenario)
         self.difference = difference
         self.violations = tuple(violations)
+        self.kind = kind if kind is not None else ("invariant" if violations else "differs")
+        self.context = dict(context) if context is not None else {}
         self.scenario_json = canonical_json(self.scenario, 2)
         lines = [reason]
         if difference is not None:
@@ -85,6 +94,21 @@ class ConformanceFailure(AssertionError):
         lines.append("the scenario (canonical JSON; give it a new id to keep it as a regression scenario):")
         lines.append(self.scenario_json)
         super().__init__("\n".join(lines))
+
+
+FAILURE_KINDS: Final = ("differs", "invariant", "errored", "skipped", "invalid-outcome")
+"""What a :class:`ConformanceFailure` is about: a transcript that differs from the reference's, a broken
+invariant, an implementation that errored (crashed, hung, raised), skipped, or answered no outcome at all."""
+
+
+class ReferenceFailure(RuntimeError):
+    """The reference did not run a generated scenario: generated scenarios stay within what it runs, so this is
+    a bug of the kit or of the reference given (``outcome`` is what it answered), never of the implementation."""
+
+    def __init__(self, outcome: Outcome, scenario: Mapping[str, Any]) -> None:
+        super().__init__(f"the reference did not run a generated scenario: {outcome!r}")
+        self.outcome = outcome
+        self.scenario = dict(scenario)
 
 
 def default_settings(max_examples: int = 50) -> Settings:
@@ -102,53 +126,105 @@ def default_settings(max_examples: int = 50) -> Settings:
 # --- running scenarios on both sides --------------------------------------------------------------------
 
 
-class _Pair:
-    """The implementation under test and the reference, started on first use, run with increasing ``seq``."""
+class ImplementationPair:
+    """The implementation under test and the reference, started on first use, run with increasing ``seq``.
 
-    def __init__(self, implementation: Implementation, reference: Implementation | None) -> None:
+    ``reference`` defaults to the bundled one. With ``concurrent``, :meth:`check` runs the implementation in a
+    worker thread while the reference runs in the caller's: worth it when the implementation is another
+    process (a :class:`~toolcontract_conformance.adapters.subprocess.Subprocess` waits without holding the
+    interpreter), and no gain for an implementation in this process.
+    """
+
+    def __init__(
+        self, implementation: Implementation, reference: Implementation | None = None, *, concurrent: bool = False
+    ) -> None:
         self.implementation = implementation
         self.reference = reference if reference is not None else reference_adapter.implementation
+        self.concurrent = concurrent
         self.seq = 0
         self.capabilities: frozenset[str] | None = None
+        #: The side being started while :meth:`start` runs (still set when its ``start`` raised).
+        self.starting: Implementation | None = None
+        self._worker: ThreadPoolExecutor | None = None
 
     def start(self) -> frozenset[str]:
-        """Start both (once); the optional capabilities generated scenarios may use: those both declare."""
+        """Start both (once); the optional capabilities generated scenarios may use: those both declare.
+
+        Raises what the implementation's or the reference's ``start`` raises (an
+        :class:`~toolcontract_conformance.exceptions.AdapterError` for the kit's adapters); when the reference
+        fails to start, the implementation is stopped again.
+        """
         if self.capabilities is None:
+            self.starting = self.implementation
             declared = set(self.implementation.start().capabilities)
-            declared &= set(self.reference.start().capabilities)
+            self.starting = self.reference
+            try:
+                declared &= set(self.reference.start().capabilities)
+            except BaseException:
+                self.implementation.stop()
+                raise
+            self.starting = None
             self.capabilities = frozenset(capability for capability in SCENARIO_CAPABILITIES if capability in declared)
+            if self.concurrent:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolcontract-implementation")
         return self.capabilities
 
     def stop(self) -> None:
+        """Stop both (when started)."""
         if self.capabilities is not None:
             self.capabilities = None
+            if self._worker is not None:
+                self._worker.shutdown(wait=False, cancel_futures=True)
+                self._worker = None
             self.implementation.stop()
             self.reference.stop()
 
-    def run(self, implementation: Implementation, scenario: dict[str, Any]) -> Outcome:
+    def _next_seq(self) -> int:
         self.seq += 1
+        return self.seq
+
+    @staticmethod
+    def _run(implementation: Implementation, seq: int, scenario: dict[str, Any]) -> Outcome:
         # Each side gets its own copy: what one implementation does to the document cannot reach the other.
-        return implementation.run(self.seq, copy.deepcopy(scenario))
+        return implementation.run(seq, _copied(scenario))
 
     def transcript(self, scenario: dict[str, Any]) -> str:
         """The implementation's transcript, or a :class:`ConformanceFailure` when it has none."""
-        return _transcript_of(self.run(self.implementation, scenario), scenario)
+        return _transcript_of(self._run(self.implementation, self._next_seq(), scenario), scenario)
 
     def reference_transcript(self, scenario: dict[str, Any]) -> str:
-        outcome = self.run(self.reference, scenario)
+        """The reference's transcript; a :class:`ReferenceFailure` when it has none."""
+        outcome = self._run(self.reference, self._next_seq(), scenario)
         if not isinstance(outcome, Ran):
-            # Generated scenarios stay within what the reference runs: anything else is a bug of the kit.
-            raise RuntimeError(f"the reference did not run a generated scenario: {outcome!r}")
+            raise ReferenceFailure(outcome, scenario)
         return outcome.transcript
 
     def check(self, scenario: dict[str, Any], *, differential: bool, invariants: bool) -> str:
         """Run the scenario and check it; return the implementation's transcript."""
-        actual = self.transcript(scenario)
+        worker = self._worker
+        if differential and worker is not None:
+            running = worker.submit(self._run, self.implementation, self._next_seq(), scenario)
+            expected = self.reference_transcript(scenario)
+            actual = _transcript_of(running.result(), scenario)
+        else:
+            actual = self.transcript(scenario)
+            expected = self.reference_transcript(scenario) if differential else ""
         if differential:
-            assert_same_transcript(self.reference_transcript(scenario), actual, scenario)
+            assert_same_transcript(expected, actual, scenario)
         if invariants:
             assert_invariants(scenario, actual)
         return actual
+
+
+def _copied(value: Any) -> Any:
+    """A copy of scenario data (JSON objects, arrays and scalars); anything else is deep-copied."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return copy.deepcopy(value)
 
 
 def _transcript_of(outcome: Outcome, scenario: Mapping[str, Any]) -> str:
@@ -159,11 +235,19 @@ def _transcript_of(outcome: Outcome, scenario: Mapping[str, Any]) -> str:
             f"the implementation skipped a scenario within its declared capabilities: {outcome.message} "
             "(restrict the exotic kinds it is given if its language cannot express one)",
             scenario,
+            kind="skipped",
         )
     if isinstance(outcome, Errored):
         message = outcome.context.get("message", "no message")
-        raise ConformanceFailure(f"the implementation errored: {message}\ncontext: {outcome.context!r}", scenario)
-    raise ConformanceFailure(f"the implementation answered {outcome!r}, not an outcome", scenario)
+        raise ConformanceFailure(
+            f"the implementation errored: {message}\ncontext: {outcome.context!r}",
+            scenario,
+            kind="errored",
+            context=outcome.context,
+        )
+    raise ConformanceFailure(
+        f"the implementation answered {outcome!r}, not an outcome", scenario, kind="invalid-outcome"
+    )
 
 
 def assert_same_transcript(expected: str, actual: str, scenario: Mapping[str, Any]) -> None:
@@ -202,7 +286,7 @@ def _kinds_for_reference(exotic_kinds: Iterable[str] | None) -> tuple[str, ...]:
 
 
 def _run_property(
-    pair: _Pair,
+    pair: ImplementationPair,
     exotic_kinds: Iterable[str] | None,
     settings: Settings | None,
     max_examples: int,
@@ -245,7 +329,7 @@ def check_differential(
     Raises :class:`ConformanceFailure` for the first (shrunk) scenario whose transcripts differ, or that the
     implementation skips or errors on.
     """
-    pair = _Pair(implementation, reference)
+    pair = ImplementationPair(implementation, reference)
     _run_property(
         pair,
         exotic_kinds,
@@ -271,7 +355,7 @@ def check_invariants(
     Raises :class:`ConformanceFailure` for the first (shrunk) scenario whose transcript breaks one, or that the
     implementation skips or errors on.
     """
-    pair = _Pair(implementation, None)
+    pair = ImplementationPair(implementation, None)
     _run_property(
         pair,
         exotic_kinds,
@@ -494,7 +578,7 @@ def conformance_machine(
     ``stateful_step_count`` set the ``TestCase`` settings (a few dozen steps keep it cheap). Failures are
     :class:`ConformanceFailure`.
     """
-    pair = _Pair(implementation, reference)
+    pair = ImplementationPair(implementation, reference)
     kinds = _kinds_for_reference(exotic_kinds)
 
     class ConformanceMachine(RuleBasedStateMachine):
