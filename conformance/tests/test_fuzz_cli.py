@@ -1,0 +1,252 @@
+"""toolcontract fuzz: broken implementations are found, shrunk, saved as regression scenarios that check
+reproduces; runs repeat by seed; crashes, hangs and start-up failures are reported, not raised."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broken_implementations import BUGS, Broken, Bug
+
+from toolcontract_conformance.cli import main
+from toolcontract_conformance.diff import Difference
+from toolcontract_conformance.fuzz_cli import fuzz_command, rules_of, signature_of
+from toolcontract_conformance.properties import ConformanceFailure
+from toolcontract_conformance.scenario import load_scenario
+
+HERE = Path(__file__).parent
+MISBEHAVING = HERE / "misbehaving_adapter.py"
+BUG = {bug.name: bug for bug in BUGS}
+REFERENCE = "toolcontract_conformance.adapters.reference:implementation"
+
+
+def persists_the_value() -> Broken:
+    """The implementation ``--impl test_fuzz_cli:persists_the_value`` names."""
+    return Broken(BUG["persists-the-value"])
+
+
+def replay_includes_tool_calls() -> Broken:
+    return Broken(BUG["replay-includes-tool-calls"])
+
+
+def two_bugs() -> Broken:
+    """Two unrelated bugs at once: a logged value, and failure content without its ``Error:`` prefix."""
+    first, second = BUG["persists-the-value"], BUG["failure-content-without-error-prefix"]
+
+    @contextlib.contextmanager
+    def both() -> Iterator[None]:
+        with first.inject(), second.inject():
+            yield
+
+    return Broken(Bug("two-bugs", first.rule, both))
+
+
+def fuzz(*arguments: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = fuzz_command(list(arguments), stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def saved_files(directory: Path) -> tuple[list[Path], list[Path]]:
+    return sorted((directory / "scenarios").glob("*.json")), sorted((directory / "goldens").glob("*.json"))
+
+
+# --- found, saved, reproduced --------------------------------------------------------------------------
+
+
+def test_a_broken_implementation_is_found_shrunk_and_saved_as_a_regression_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = f"{__name__}:persists_the_value"
+    status, out, err = fuzz("--impl", broken, "--examples", "150", "--seed", "3", "--save", str(tmp_path))
+    assert status == 1, out + err
+    assert "Failure 1 (differs: unexpected at $.steps.*.events[*].data.value), shrunk in" in out
+    assert "1 failure in " in out and "seed 3: repeat with --seed 3" in out
+    assert "scenarios, " in err and "shrinking a failure" in err  # progress on standard error
+
+    (scenario_file,), (golden_file,) = saved_files(tmp_path)
+    assert scenario_file.name == golden_file.name
+    scenario = load_scenario(scenario_file)  # valid against scenario.schema.json
+    assert scenario.id == scenario_file.stem and scenario.id.startswith("fuzz-")
+    assert scenario.rules == ("R-LOG-3",)
+    assert "persistence" in scenario.requires
+    # Shrunk: one tool, no hook, a call and the persist step whose event shows the value.
+    assert len(scenario.data["tools"]) == 1 and scenario.data["hooks"] == []
+    assert [next(key for key in step if key != "id") for step in scenario.data["steps"][:2]] == ["call", "persist"]
+    assert "toolcontract check gives it: failed" in out
+    transcript = json.loads(golden_file.read_bytes())
+    assert transcript["scenario"] == scenario.id and transcript["formatVersion"] == 1
+
+    folders = ["--scenarios", str(tmp_path / "scenarios"), "--goldens", str(tmp_path / "goldens")]
+    capsys.readouterr()
+    assert main(["check", "--impl", broken, *folders]) == 1
+    checked = capsys.readouterr().out
+    assert f"{scenario.id} failed [R-LOG-3]" in checked and ".data.value: unexpected" in checked
+    assert main(["check", "--impl", REFERENCE, *folders]) == 0  # the golden is the reference's transcript
+
+
+def test_a_run_repeats_by_its_seed(tmp_path: Path) -> None:
+    broken = f"{__name__}:persists_the_value"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for directory in (first, second):
+        status, _out, _err = fuzz("--impl", broken, "--examples", "150", "--seed", "11", "--save", str(directory))
+        assert status == 1
+    (one,), (golden,) = saved_files(first)
+    (two,), (golden_again,) = saved_files(second)
+    assert one.name == two.name and one.read_bytes() == two.read_bytes()
+    assert golden.read_bytes() == golden_again.read_bytes()
+
+
+def test_the_reference_passes_through_the_toolcontract_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fuzz", "--impl", REFERENCE, "--examples", "40", "--seed", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("no failure in 40 scenarios (")
+    assert "40/40 scenarios, " in captured.err and "0 failures" in captured.err
+
+
+def test_the_invariants_alone_catch_a_broken_replay(tmp_path: Path) -> None:
+    status, out, _err = fuzz(
+        "--impl", f"{__name__}:replay_includes_tool_calls", "--check", "invariants", "--examples", "100", "--seed", "2"
+    )
+    assert status == 1
+    assert "Failure 1 (invariant: not the messages of the log's tool/result events, verbatim)" in out
+    assert "- $.steps." in out and "--save DIR writes it as a regression scenario" in out
+
+
+def test_distinct_failures_are_each_saved_up_to_max_failures(tmp_path: Path) -> None:
+    status, out, _err = fuzz(
+        "--impl",
+        f"{__name__}:two_bugs",
+        "--examples",
+        "200",
+        "--seed",
+        "4",
+        "--max-failures",
+        "2",
+        "--save",
+        str(tmp_path),
+    )
+    assert status == 1
+    assert "Failure 1 (" in out and "Failure 2 (" in out and "2 failures in " in out
+    scenarios, goldens = saved_files(tmp_path)
+    assert len(scenarios) == len(goldens) == 2
+    signatures = {line.split("(", 1)[1].split(")", 1)[0] for line in out.splitlines() if line.startswith("Failure ")}
+    assert len(signatures) == 2
+
+
+def test_an_implementation_over_the_protocol_is_fuzzed_concurrently_with_the_reference(tmp_path: Path) -> None:
+    adapter = tmp_path / "adapter.py"
+    adapter.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(HERE)!r})\n"
+        "from broken_implementations import BUGS, Broken\n"
+        "from toolcontract_conformance.protocol import serve\n"
+        "bug = next(bug for bug in BUGS if bug.name == 'failure-content-without-error-prefix')\n"
+        "raise SystemExit(serve(Broken(bug)))\n",
+        encoding="utf-8",
+    )
+    command = f"{sys.executable} {adapter}"
+    status, out, _err = fuzz("--impl-cmd", command, "--examples", "100", "--seed", "1", "--save", str(tmp_path / "s"))
+    assert status == 1, out
+    assert "Failure 1 (differs: " in out and "toolcontract check gives it: failed" in out
+    assert "Reproduce: toolcontract check --impl-cmd " in out
+
+
+# --- broken adapters, start-up and usage errors -----------------------------------------------------------
+
+
+def misbehaving(mode: str) -> str:
+    return f"{sys.executable} {MISBEHAVING} {mode}"
+
+
+def test_a_crash_is_a_failure_reported_without_a_traceback() -> None:
+    status, out, err = fuzz("--impl-cmd", misbehaving("crash"), "--examples", "10", "--seed", "1")
+    assert status == 1
+    assert "Failure 1 (errored: crashed)" in out and "exited with code 139" in out
+    assert "Traceback" not in out + err
+
+
+def test_a_hang_is_saved_unshrunk_and_ends_the_run(tmp_path: Path) -> None:
+    status, out, err = fuzz(
+        "--impl-cmd", misbehaving("hang"), "--timeout", "1", "--examples", "10", "--seed", "1", "--save", str(tmp_path)
+    )
+    assert status == 1
+    assert "Failure 1 (errored: timed-out), not shrunk (it hangs)" in out
+    assert "Stopped early: the implementation did not answer a scenario in time." in out
+    assert "toolcontract check gives it: errored" in out
+    (scenario_file,), _goldens = saved_files(tmp_path)
+    assert load_scenario(scenario_file).rules == ()
+    assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--impl-cmd", misbehaving("start-crash")], "cannot start the implementation Subprocess("),
+        (["--impl", "no_such_module:implementation"], "No module named 'no_such_module'"),
+        (["--impl", REFERENCE, "--against-cmd", misbehaving("start-crash")], "cannot start the reference Subprocess("),
+    ],
+)
+def test_an_implementation_that_cannot_start_is_a_start_up_error(arguments: list[str], message: str) -> None:
+    status, out, err = fuzz(*arguments, "--examples", "5")
+    assert status == 2
+    assert message in err and out == ""
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--impl", REFERENCE, "--examples", "0"], "is not a count"),
+        (["--impl", REFERENCE, "--impl-cmd", "x"], "not allowed with argument"),
+        ([], "one of the arguments --impl --impl-cmd is required"),
+        (["--impl", REFERENCE, "--exotic-kinds", "nan,no-such-kind"], "not exotic kinds of the scenario format"),
+        (["--impl", REFERENCE, "--exotic-kinds", "bigint"], "the reference cannot express bigint"),
+        (["--impl-cmd", " "], "--impl-cmd is empty"),
+        (["--impl", REFERENCE, "--timeout", "0"], "is not a number of seconds"),
+    ],
+)
+def test_usage_errors(arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _out, err = fuzz(*arguments)
+    assert status == 2
+    assert message in err + capsys.readouterr().err
+
+
+def test_save_must_be_a_folder(tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("", encoding="utf-8")
+    status, _out, err = fuzz("--impl", REFERENCE, "--save", str(file))
+    assert status == 2 and "not a folder" in err
+
+
+# --- what tells failures apart, and the rules they name -------------------------------------------------
+
+
+def failure(**fields: Any) -> ConformanceFailure:
+    return ConformanceFailure("reason", {"formatVersion": 1, "id": "generated", "steps": []}, **fields)
+
+
+def test_a_failure_is_known_by_where_and_how_it_differs_not_by_step_ids_or_indices() -> None:
+    logged = Difference(("steps", "s3", "events", 1, "data", "value"), "unexpected", None, "null")
+    same = Difference(("steps", "s7", "events", 4, "data", "value"), "unexpected", None, "{}")
+    deep = Difference(("steps", "c", "result", "value", "keep", "x"), "value", "1", "2")
+    assert signature_of(failure(difference=logged)) == "differs: unexpected at $.steps.*.events[*].data.value"
+    assert signature_of(failure(difference=logged)) == signature_of(failure(difference=same))
+    assert signature_of(failure(difference=deep)) == "differs: value at $.steps.*.result.value"
+    broken = failure(violations=["$.steps.s2.frozen: the data at value ['a'] of 's0' can be mutated"])
+    assert signature_of(broken) == "invariant: the data at value ['a'] of 's0' can be mutated"
+    assert signature_of(failure(kind="errored", context={"kind": "crashed"})) == "errored: crashed"
+    raised = failure(kind="errored", context={"kind": "raised", "message": "KeyError: 'x'"})
+    assert signature_of(raised) == "errored: raised KeyError"
+    assert rules_of(failure(difference=logged)) == ("R-LOG-3",)
+    assert rules_of(failure(difference=Difference(("steps", "c", "result", "meta"), "missing", "null", None))) == (
+        "R-NORM-5",
+    )
+    assert rules_of(broken) == ("R-SNAP-6",)
+    assert rules_of(failure(kind="errored", context={"kind": "crashed"})) == ()
