@@ -87,3 +87,14 @@ def test_each_distribution_carries_the_license_readme_and_links(folder: Path) ->
         "Changelog": f"{home}/blob/main/CHANGELOG.md",
     }
     assert project["requires-python"] == ">=3.11"
+
+
+def test_the_reference_adapter_announces_the_project_links_at_start() -> None:
+    """Its start answer names the homepage and the issue tracker of the distributions, in the protocol's schema."""
+    from toolcontract_conformance.adapters.reference import implementation
+    from toolcontract_conformance.protocol import PROTOCOL_VERSION, info_to_wire, schema_errors
+
+    wire = info_to_wire(implementation.start())
+    urls = _project(KIT)["urls"]
+    assert (wire["homepage"], wire["issues"]) == (urls["Homepage"], urls["Issues"])
+    assert schema_errors("start-response", {"version": PROTOCOL_VERSION, "implementation": wire}) == []

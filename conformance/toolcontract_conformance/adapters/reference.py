@@ -85,6 +85,10 @@ CAPABILITIES: Final = (
 )
 """What the reference supports, as the ``start`` handshake announces it."""
 
+HOMEPAGE: Final = "https://github.com/toolcontract/toolcontract"
+ISSUES: Final = "https://github.com/toolcontract/toolcontract/issues"
+"""Where the reference lives and where a deviation of it is reported, as ``start`` announces them."""
+
 _NESTED_CALL_ID: Final = re.compile(r"^(?P<outer>.+):code:[0-9]+$")
 MCP_SERVER: Final = "fixture"
 """The server every MCP fixture is a tool of: the bridge registers it as ``mcp__fixture__<key or name>``."""
@@ -103,6 +107,8 @@ class ReferenceImplementation:
             language="python",
             version=_version(),
             capabilities=CAPABILITIES,
+            homepage=HOMEPAGE,
+            issues=ISSUES,
         )
 
     def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
