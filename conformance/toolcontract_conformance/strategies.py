@@ -462,23 +462,23 @@ def _one_of(draw: Draw, items: Sequence[_Drawn]) -> _Drawn:
     return items[draw(_integers(0, len(items) - 1))]
 
 
-def _product(
-    first: tuple[tuple[int, Any], ...], second: tuple[tuple[int, Any], ...]
-) -> tuple[tuple[int, tuple[Any, Any]], ...]:
-    """Two weighted choices as one: every pair, weighing the product of its weights (for one draw, not two)."""
-    return tuple((a * b, (x, y)) for a, x in first if a for b, y in second if b)
+@lru_cache(maxsize=4096)
+def _combined(*choices: tuple[tuple[int, Any], ...]) -> SearchStrategy[tuple[Any, ...]]:
+    """Several weighted choices as one draw: every combination, weighing the product of its weights. The first
+    choice varies slowest, so shrinking towards the first combination simplifies the last choices alone."""
+    combinations: list[tuple[int, tuple[Any, ...]]] = [(1, ())]
+    for options in choices:
+        combinations = [(a * b, (*chosen, item)) for a, chosen in combinations for b, item in options if b]
+    return _weighted(*combinations)
 
 
 # A probe's target; whether its path ends at a container the call should hand out (else any path: hooks may
 # change what it hands out); and whether below the top (a shallow freeze shows only there). One draw.
-_PROBES: Final = _weighted(
-    *(
-        (target_weight * container_weight * inner_weight, (target, to_container, below_the_top))
-        for target_weight, target in ((3, "value"), (1, "content"), (1, "arguments"))
-        for container_weight, to_container in ((4, True), (1, False))
-        for inner_weight, below_the_top in ((1, False), (3, True))
-    )
+_PROBES: Final = _combined(
+    ((3, "value"), (1, "content"), (1, "arguments")), ((4, True), (1, False)), ((1, False), (3, True))
 )
+_PARAMETER_MAPS: Final = tuple((1, index) for index in range(len(_PARAMETERS)))
+_AGENTS: Final = ((4, False), (1, True))
 
 
 @lru_cache(maxsize=4096)
@@ -495,7 +495,7 @@ def _program_calls(targets: tuple[str, ...]) -> SearchStrategy[list[str]]:
 _Builder = Callable[[random.Random], Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity: each is made once
 class _Part:
     """A scenario part drawn as one integer: which builder (a weighted choice) and the seed it builds from."""
 
@@ -517,6 +517,20 @@ def _built(*choices: tuple[int, _Builder]) -> _Part:
 def _seeded(build: _Builder) -> _Part:
     """The part ``build`` makes from a drawn seed."""
     return _built((1, build))
+
+
+def _pair_of(first: _Builder, second: _Builder) -> _Builder:
+    return lambda rng: (first(rng), second(rng))
+
+
+@cache
+def _paired(first: _Part, second: _Part) -> _Part:
+    """Two parts as one draw: every pair of their builders (the first part's choice varies slowest, so shrinking
+    still simplifies the second part alone), both built from the one seed."""
+    return _built(*((1, _pair_of(a, b)) for a in first.builders for b in second.builders))
+
+
+_NONE: Final = _seeded(lambda rng: None)
 
 
 def _either(*choices: tuple[int, _Builder]) -> _Builder:
@@ -677,6 +691,20 @@ def _outputs() -> _Part:
         (4, array),
         (4, raw),
     )
+
+
+def _behind(terminal: dict[str, Any], effects: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The terminal body behind its effects (innermost first): defer, conclude, an abort."""
+    body = terminal
+    for effect, contexts in effects:
+        if effect == "defer":
+            body = {"kind": "defer", "contexts": contexts, "then": body}
+        elif effect == "abort-then-await":
+            # await-abort waits for ever unless something aborts its signal first.
+            body = {"kind": "abort-caller", "then": {"kind": "await-abort", "then": body}}
+        else:
+            body = {"kind": effect, "then": body}
+    return body
 
 
 def _effects_of(chosen: tuple[str, ...]) -> _Builder:
@@ -972,8 +1000,7 @@ class ScenarioBuilder:
             (1 if self.allows("finalize-content") else 0, "finalizer"),
             (1 if self.allows("cancellation") else 0, "abort"),
         )
-        kind, flaw = draw(_weighted(*_product(kinds, flaws)))
-        parameters = draw(_integers(0, len(_PARAMETERS) - 1))
+        kind, flaw, parameters = draw(_combined(kinds, flaws, _PARAMETER_MAPS))
         tool = _Tool(parameters)
         exotic_kinds = self.exotic_kinds
         schema: dict[str, Any] = {"schema": {"type": "json"}}
@@ -1000,21 +1027,25 @@ class ScenarioBuilder:
         else:
             schema, terminal, tool.value = _outputs().draw(draw)
         sealed = tool.tainted
-        output: dict[str, Any] = {**schema, "render": _renderers(exotic_kinds, sealed, flaw == "render").draw(draw)}
+        presentation = _paired(
+            _renderers(exotic_kinds, sealed, flaw == "render"), _projectors(exotic_kinds, sealed, flaw == "projector")
+        )
+        render, projector = presentation.draw(draw)
+        output: dict[str, Any] = {**schema, "render": render}
         if first_party is not None and flaw != "render":
             output["render"] = first_party
-        projector = _projectors(exotic_kinds, sealed, flaw == "projector").draw(draw)
         if projector is not None:
             output["presentationMeta"] = projector
+        finalizing = flaw == "finalizer" or self.allows("finalize-content")
+        finalizers = _finalizers(flaw == "finalizer") if finalizing else _NONE
+        effects, finalizer = _paired(_effects(flaw == "abort"), finalizers).draw(draw)
         spec: dict[str, Any] = {
             "parameters": _copied(_PARAMETERS[parameters][0]),
             "output": output,
-            "body": self._body(draw, terminal, aborting=flaw == "abort"),
+            "body": _behind(terminal, effects),
         }
-        if flaw == "finalizer" or self.allows("finalize-content"):
-            finalizer = _finalizers(flaw == "finalizer").draw(draw)
-            if finalizer is not None:
-                spec["finalizeContent"] = finalizer
+        if finalizer is not None:
+            spec["finalizeContent"] = finalizer
         self.tools[name] = spec
         self._tools[name] = tool
         return name
@@ -1036,19 +1067,6 @@ class ScenarioBuilder:
         if result is not None:
             program["result"] = result
         return program
-
-    def _body(self, draw: Draw, terminal: dict[str, Any], aborting: bool) -> dict[str, Any]:
-        """The terminal body behind up to two effects (defer, conclude), and one abort when ``aborting``."""
-        body = terminal
-        for effect, contexts in _effects(aborting).draw(draw):
-            if effect == "defer":
-                body = {"kind": "defer", "contexts": contexts, "then": body}
-            elif effect == "abort-then-await":
-                # await-abort waits for ever unless something aborts its signal first.
-                body = {"kind": "abort-caller", "then": {"kind": "await-abort", "then": body}}
-            else:
-                body = {"kind": effect, "then": body}
-        return body
 
     # --- steps ----------------------------------------------------------------------------------------
 
@@ -1089,8 +1107,11 @@ class ScenarioBuilder:
             (2 if self.exotic_kinds else 0, "exotic-arguments"),
             (1 if self.allows("cancellation") else 0, "abort-before"),
         )
-        flaw, agent = draw(_weighted(*_product(flaws, ((4, False), (1, True)))))
-        name = _one_of(draw, tuple(self.tools)) if self.tools and flaw != "unknown-tool" else _UNKNOWN_TOOL
+        # One draw: the flaw, whether an agent makes the call, and which tool it calls (ignored when unknown).
+        tools = tuple((1, name) for name in self.tools) or ((1, _UNKNOWN_TOOL),)
+        flaw, agent, name = draw(_combined(flaws, _AGENTS, tools))
+        if flaw == "unknown-tool":
+            name = _UNKNOWN_TOOL
         known = self._tools.get(name)
         if flaw == "invalid-arguments":
             arguments = _invalid_arguments().draw(draw)
@@ -1176,7 +1197,7 @@ class ScenarioBuilder:
         names = self.call_steps + nested
         # Mostly for some calls only, when there are calls to name.
         filters = ((1, False), (3, True)) if names else ((1, False),)
-        stage, filtered = draw(_weighted(*_product(tuple((1, stage) for stage in stages), filters)))
+        stage, filtered = draw(_combined(tuple((1, stage) for stage in stages), filters))
         hook: dict[str, Any] = {"stage": stage}
         if filtered:
             hook["steps"] = draw(_subsets(tuple(names), 2))
