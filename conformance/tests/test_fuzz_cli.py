@@ -7,6 +7,8 @@ import contextlib
 import io
 import json
 import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -218,11 +220,31 @@ def test_usage_errors(arguments: list[str], message: str, capsys: pytest.Capture
     assert message in err + capsys.readouterr().err
 
 
-def test_save_must_be_a_folder(tmp_path: Path) -> None:
+def test_save_and_tmpdir_must_be_folders(tmp_path: Path) -> None:
     file = tmp_path / "file"
     file.write_text("", encoding="utf-8")
-    status, _out, err = fuzz("--impl", REFERENCE, "--save", str(file))
-    assert status == 2 and "not a folder" in err
+    for option in ("--save", "--tmpdir"):
+        status, _out, err = fuzz("--impl", REFERENCE, option, str(file))
+        assert status == 2 and f"{option} {file}: not a folder" in err
+
+
+def test_the_session_logs_go_to_a_scratch_folder_removed_afterwards(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    class Watching(Broken):
+        def run(self, seq: int, scenario: dict[str, Any]) -> Any:
+            seen.append(tempfile.gettempdir())
+            return super().run(seq, scenario)
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys.modules[__name__], "watching", lambda: Watching(BUG["persists-the-value"]), raising=False)
+        status, _out, _err = fuzz("--impl", f"{__name__}:watching", "--tmpdir", str(scratch), "--examples", "5")
+    assert status in (0, 1)
+    assert seen and all(Path(folder).parent == scratch for folder in seen)
+    assert list(scratch.iterdir()) == []
+    assert tempfile.gettempdir() != seen[0]
 
 
 # --- what tells failures apart, and the rules they name -------------------------------------------------
@@ -250,3 +272,24 @@ def test_a_failure_is_known_by_where_and_how_it_differs_not_by_step_ids_or_indic
     )
     assert rules_of(broken) == ("R-SNAP-6",)
     assert rules_of(failure(kind="errored", context={"kind": "crashed"})) == ()
+
+
+class Hanging(Broken):
+    """Hangs on every scenario that persists a call (it never answers the others wrongly)."""
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Any:
+        if any("persist" in step for step in scenario["steps"]):
+            time.sleep(60)
+        return super().run(seq, scenario)
+
+
+def hanging() -> Hanging:
+    return Hanging(BUG["persists-the-value"])
+
+
+def test_an_in_process_hang_is_stopped_at_its_deadline() -> None:
+    began = time.monotonic()
+    status, out, _err = fuzz("--impl", f"{__name__}:hanging", "--timeout", "0.5", "--examples", "50", "--seed", "1")
+    assert status == 1
+    assert "Failure 1 (errored: timed-out), not shrunk (it hangs)" in out and "within 0.5 s" in out
+    assert time.monotonic() - began < 30

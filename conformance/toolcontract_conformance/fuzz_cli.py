@@ -17,6 +17,9 @@ in the same way at the same place (step ids and array indices aside), or break t
 the same way. A scenario the implementation does not answer in time is saved as drawn, not shrunk (every
 attempt would cost a whole timeout), and ends the run.
 
+The session logs the implementations write meanwhile are throwaway: they go to a scratch folder
+(:func:`scratch_directory`), RAM-backed where the system has one, so that their fsyncs cost nothing.
+
 Exit status: 0 no failure found, 1 a failure found, 2 a usage error or an implementation (or the reference)
 that cannot be started, or a reference that fails on a generated scenario; 130 interrupted (Ctrl-C).
 """
@@ -24,12 +27,18 @@ that cannot be started, or a reference that fails on a generated scenario; 130 i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import os
 import random
 import shlex
+import shutil
+import signal
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Final
@@ -44,15 +53,27 @@ from toolcontract_conformance.adapters.subprocess import Subprocess
 from toolcontract_conformance.diff import Path as JsonPath
 from toolcontract_conformance.diff import format_path
 from toolcontract_conformance.display import visible
-from toolcontract_conformance.exceptions import AdapterError
-from toolcontract_conformance.implementation import Implementation
+from toolcontract_conformance.exceptions import AdapterError, TimedOut
+from toolcontract_conformance.implementation import Errored, Implementation, ImplementationInfo, Outcome
 from toolcontract_conformance.properties import ConformanceFailure, ImplementationPair, ReferenceFailure
 from toolcontract_conformance.strategies import EXOTIC_KINDS, REFERENCE_EXOTIC_KINDS, scenarios
 
-__all__ = ["DEFAULT_EXAMPLES", "Found", "FuzzRun", "fuzz", "fuzz_command", "rules_of", "signature_of"]
+__all__ = [
+    "DEFAULT_EXAMPLES",
+    "REFERENCE_TARGET",
+    "Found",
+    "FuzzRun",
+    "Reporter",
+    "fuzz",
+    "fuzz_command",
+    "rules_of",
+    "scratch_directory",
+    "signature_of",
+]
 
 _PROG: Final = "toolcontract fuzz"
 REFERENCE_TARGET: Final = "toolcontract_conformance.adapters.reference:implementation"
+"""The reference ``--against`` defaults to: the bundled one, in this process."""
 DEFAULT_EXAMPLES: Final = 200
 """Scenarios drawn when ``--examples`` is not given."""
 
@@ -62,7 +83,8 @@ class _UsageError(Exception):
 
 
 class _Abort(BaseException):
-    """Ends a hypothesis run at once, without shrinking: what it carries is no failure of the implementation."""
+    """Ends a hypothesis run at once, without shrinking (not an ``Exception``, so hypothesis lets it through):
+    the reference failed, or the implementation hung."""
 
     def __init__(self, error: Exception) -> None:
         super().__init__(str(error))
@@ -232,7 +254,6 @@ class _Round:
 
     target: str | None = None
     attempts: int = 0
-    hang: tuple[str, ConformanceFailure] | None = None  # a hung scenario's JSON, and its failure
 
 
 def fuzz(
@@ -274,16 +295,18 @@ def fuzz(
                 test()
             except ConformanceFailure as failure:
                 assert state.target is not None
-                found = _found(pair, failure, state, save, run.seed)
-                known.add(found.signature)
-                run.found.append(found)
-                if state.hang is not None:
-                    run.stopped = "the implementation did not answer a scenario in time"
-                report.found(run, found)
+                found = _found(pair, failure, state.target, state.attempts, save, run.seed)
             except _Abort as abort:
-                raise abort.error from None
+                if not isinstance(abort.error, ConformanceFailure):
+                    raise abort.error from None
+                # A hang: shrinking it would cost a whole timeout per attempt, and the adapter may not recover.
+                found = _found(pair, abort.error, signature_of(abort.error), 0, save, run.seed, shrunk=False)
+                run.stopped = "the implementation did not answer a scenario in time"
             else:
                 break
+            known.add(found.signature)
+            run.found.append(found)
+            report.found(run, found)
     finally:
         run.seconds = time.perf_counter() - began
         run.drawing_seconds = drawing[0]
@@ -324,22 +347,15 @@ def _check_one(
     else:
         state.attempts += 1
         report.shrinking(run, state.target, state.attempts)
-    if state.hang is not None:
-        # Shrinking a hang would cost a whole timeout per attempt: only the hung scenario fails again.
-        text, failure = state.hang
-        if canonical_json(scenario) == text:
-            raise failure
-        return
     try:
         pair.check(scenario, differential=differential, invariants=invariants)
     except ConformanceFailure as failure:
         signature = signature_of(failure)
         if signature in known or (state.target is not None and signature != state.target):
             return  # saved already, or another failure: the next round hunts it
-        if state.target is None:
-            state.target = signature
-            if failure.context.get("kind") == "timed-out":
-                state.hang = (canonical_json(scenario), failure)
+        if failure.context.get("kind") == "timed-out":
+            raise _Abort(failure) from None
+        state.target = signature
         raise
     except ReferenceFailure as error:
         raise _Abort(error) from None
@@ -382,20 +398,19 @@ def _settings(max_examples: int) -> Settings:
 
 
 def _found(
-    pair: ImplementationPair, failure: ConformanceFailure, state: _Round, save: Path | None, seed_value: int
+    pair: ImplementationPair,
+    failure: ConformanceFailure,
+    signature: str,
+    attempts: int,
+    save: Path | None,
+    seed_value: int,
+    *,
+    shrunk: bool = True,
 ) -> Found:
-    """The shrunk failure as a regression scenario, saved (and run again from its file) when asked."""
-    assert state.target is not None
+    """The (shrunk) failure as a regression scenario, saved (and run again from its file) when asked."""
     rules = rules_of(failure)
     document = _regression_scenario(failure, rules, seed_value)
-    found = Found(
-        failure,
-        state.target,
-        str(document["id"]),
-        rules,
-        state.attempts,
-        shrunk=state.hang is None,
-    )
+    found = Found(failure, signature, str(document["id"]), rules, attempts, shrunk=shrunk)
     if save is None:
         return found
     golden = pair.reference_transcript(document)
@@ -448,6 +463,38 @@ def _reproduced(pair: ImplementationPair, found: Found, saved: tuple[Path, Path]
 
 def _with(found: Found, **changes: Any) -> Found:
     return replace(found, **changes)
+
+
+# --- the scratch folder --------------------------------------------------------------------------------
+
+_RAM_BACKED: Final = Path("/dev/shm")
+
+
+@contextlib.contextmanager
+def scratch_directory(parent: str | None = None) -> Iterator[Path]:
+    """A fresh folder, removed afterwards, that is the process's temporary folder meanwhile (``tempfile``'s,
+    and ``TMPDIR`` for the adapter processes started meanwhile).
+
+    It is made in ``parent``, else in a RAM-backed folder (``/dev/shm``) when the system has a writable one,
+    else in the system's temporary folder. The session logs a scenario's persist steps write there are read
+    back at once and thrown away; on a disk every one of them costs fsyncs, which a busy disk makes the larger
+    part of a scenario's time.
+    """
+    if parent is None and _RAM_BACKED.is_dir() and os.access(_RAM_BACKED, os.W_OK | os.X_OK):
+        parent = str(_RAM_BACKED)
+    folder = Path(tempfile.mkdtemp(prefix="toolcontract-fuzz-", dir=parent))
+    saved_tempdir, saved_environment = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = str(folder)
+    os.environ["TMPDIR"] = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = saved_tempdir
+        if saved_environment is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_environment
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- the command line ----------------------------------------------------------------------------------
@@ -523,6 +570,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--timeout", type=_seconds, default=10.0, metavar="S", help="seconds per scenario (10)")
     parser.add_argument("--startup-timeout", type=_seconds, default=30.0, metavar="S", help="seconds to start (30)")
+    parser.add_argument(
+        "--tmpdir",
+        metavar="DIR",
+        help="where the throwaway session logs go (default: /dev/shm when writable, else the system's temp folder)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on standard error")
     return parser
 
@@ -538,6 +590,7 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
     try:
         kinds = _exotic_kinds(options.exotic_kinds)
         save = _save_directory(options.save)
+        scratch_parent = _folder(options.tmpdir, "--tmpdir")
         pair = ImplementationPair(
             _implementation(options.impl, options.impl_cmd, options),
             _implementation(options.against, options.against_cmd, options, reference=True),
@@ -555,17 +608,18 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
     )
     reporter = _Progress(err, options.examples, interactive=err.isatty(), quiet=options.quiet)
     try:
-        run = fuzz(
-            pair,
-            examples=options.examples,
-            seed_value=seed_value,
-            differential=options.check != "invariants",
-            invariants=options.check != "differential",
-            exotic_kinds=kinds,
-            max_failures=options.max_failures,
-            save=save,
-            reporter=reporter,
-        )
+        with scratch_directory(scratch_parent):
+            run = fuzz(
+                pair,
+                examples=options.examples,
+                seed_value=seed_value,
+                differential=options.check != "invariants",
+                invariants=options.check != "differential",
+                exotic_kinds=kinds,
+                max_failures=options.max_failures,
+                save=save,
+                reporter=reporter,
+            )
     except AdapterError as error:
         reporter.clear()
         _line(err, f"{_PROG}: {_start_failure(pair, error)}")
@@ -607,6 +661,19 @@ def _save_directory(text: str | None) -> Path | None:
     return path
 
 
+def _folder(text: str | None, option: str) -> str | None:
+    """An existing folder the command may write in."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise _UsageError(f"{option} is empty: name the folder")
+    if not Path(text).is_dir():
+        raise _UsageError(f"{option} {text}: not a folder")
+    if not os.access(text, os.W_OK | os.X_OK):
+        raise _UsageError(f"{option} {text}: permission denied")
+    return text
+
+
 def _implementation(
     target: str | None, command: str | None, options: argparse.Namespace, *, reference: bool = False
 ) -> Implementation:
@@ -627,7 +694,59 @@ def _implementation(
         return InProcess(REFERENCE_TARGET)
     if not target.strip():
         raise _UsageError(f"{option} is empty: name the implementation (an unset variable?)")
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        return _Alarmed(InProcess(target), options.timeout)
     return InProcess(target, timeout=options.timeout)
+
+
+class _Expired(BaseException):
+    """Raised by the alarm into a run that is past its deadline (not an ``Exception``: the implementation's own
+    handlers let it through)."""
+
+
+class _Alarmed:
+    """An in-process implementation whose runs have a deadline, kept by an alarm signal in this thread.
+
+    ``InProcess(timeout=...)`` runs each scenario in a thread of its own, which costs a thread and a handoff
+    each way per scenario: a good share of a generated scenario's time. The alarm costs two system calls, and
+    it stops a hung run where a thread would be left running. A run still going at the deadline is errored
+    ``timed-out``, as ``InProcess`` would answer it.
+    """
+
+    def __init__(self, inner: InProcess, timeout: float) -> None:
+        self.inner = inner
+        self.timeout = timeout
+        self._running = False
+        self._previous: Any = None
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+    def _expire(self, signum: int, frame: object) -> None:
+        if self._running:
+            raise _Expired
+
+    def start(self) -> ImplementationInfo:
+        info = self.inner.start()
+        self._previous = signal.signal(signal.SIGALRM, self._expire)
+        return info
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        self._running = True
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        try:
+            return self.inner.run(seq, scenario)
+        except _Expired:
+            return Errored(TimedOut(f"run seq {seq}", self.timeout).context())
+        finally:
+            self._running = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def stop(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGALRM, self._previous)
+            self._previous = None
+        self.inner.stop()
 
 
 def _start_failure(pair: ImplementationPair, error: AdapterError) -> str:
