@@ -410,7 +410,7 @@ def format_rows(title: str, rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-SECTIONS = ["normalization", "scaling", "cliffs", "dispatch", "suite", "upstream"]
+SECTIONS = ["normalization", "scaling", "cliffs", "dispatch", "suite", "fuzz", "upstream"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -437,6 +437,10 @@ def main(argv: list[str] | None = None) -> int:
             rows = dispatch(runs, calls)
         elif section == "suite":
             rows = suite(runs)
+        elif section == "fuzz":
+            import fuzz  # bench/fuzz.py: generated scenarios per second
+
+            rows = fuzz.rows(runs, 200 if options.quick else 300)
         else:
             print(upstream(runs, calls))
             print(f"\n({section}: {time.perf_counter() - started:.0f} s)\n", flush=True)
