@@ -271,6 +271,8 @@ def test_a_failure_is_known_by_where_and_how_it_differs_not_by_step_ids_or_indic
         "R-NORM-5",
     )
     assert rules_of(broken) == ("R-SNAP-6",)
+    unprefixed = Difference(("steps", "c", "nested", 0, "result", "content", 0, "text"), "value", '"Error: x"', '"x"')
+    assert rules_of(failure(difference=unprefixed)) == ("R-NORM-8",)
     assert rules_of(failure(kind="errored", context={"kind": "crashed"})) == ()
 
 

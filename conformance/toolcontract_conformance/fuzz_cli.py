@@ -186,7 +186,7 @@ _RULES_BY_FIELD: Final = (
     (("result", "value"), "R-NORM-1"),
     (("result",), "R-RES-1"),
     (("phases",), "R-WRAP-1"),
-    (("nested",), "R-NEST-3"),
+    (("nested",), "R-NEST-1"),
     (("frozen",), "R-SNAP-6"),
     (("events",), "R-LOG-2"),
     (("messages",), "R-REPLAY-1"),
@@ -225,6 +225,12 @@ def rules_of(failure: ConformanceFailure) -> tuple[str, ...]:
     fields = tuple(element for element in path[2:] if isinstance(element, str))
     if fields[:1] == ("events",) and difference.kind == "unexpected":
         return ("R-LOG-3",)
+    if fields[:1] == ("nested",):
+        if fields[1:3] == ("result", "meta"):
+            return ("R-NEST-3",)
+        fields = fields[1:]  # a nested call's result is judged as a direct call's
+    if fields[:2] == ("result", "content") and (difference.expected or "").startswith('"Error: '):
+        return ("R-NORM-8",)  # a failure's content is "Error: <message>"
     for prefix, rule in _RULES_BY_FIELD:
         if fields[: len(prefix)] == prefix:
             return (rule,)
