@@ -202,6 +202,13 @@ def test_an_implementation_that_cannot_start_is_a_start_up_error(arguments: list
     assert "Traceback" not in err
 
 
+def test_a_reference_that_does_not_run_a_generated_scenario_is_reported_not_shrunk() -> None:
+    status, out, err = fuzz("--impl", REFERENCE, "--against-cmd", misbehaving("errored"), "--examples", "20")
+    assert status == 2 and out == ""
+    assert "the reference did not run a generated scenario: Errored(" in err and '"formatVersion": 1' in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -295,3 +302,27 @@ def test_an_in_process_hang_is_stopped_at_its_deadline() -> None:
     assert status == 1
     assert "Failure 1 (errored: timed-out), not shrunk (it hangs)" in out and "within 0.5 s" in out
     assert time.monotonic() - began < 30
+
+
+class Interrupted(Broken):
+    """Persists the value, and is interrupted (Ctrl-C) at its tenth scenario."""
+
+    runs = 0
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Any:
+        Interrupted.runs += 1
+        if Interrupted.runs == 10:
+            raise KeyboardInterrupt
+        return super().run(seq, scenario)
+
+
+def interrupted() -> Interrupted:
+    Interrupted.runs = 0
+    return Interrupted(BUG["persists-the-value"])
+
+
+def test_an_interrupted_run_reports_what_it_found_so_far() -> None:
+    status, out, err = fuzz("--impl", f"{__name__}:interrupted", "--examples", "500", "--seed", "3")
+    assert status == 130
+    assert "toolcontract fuzz: interrupted after " in err
+    assert "Traceback" not in out + err

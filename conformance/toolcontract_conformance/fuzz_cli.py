@@ -607,11 +607,12 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
         return 2
     seed_value = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
     checks = {"both": "the differential check and the invariants", "differential": "the differential check"}
-    _line(
-        err,
-        f"{_PROG}: {options.examples} scenarios, seed {seed_value}, "
-        f"{checks.get(options.check, 'the invariants')}: {pair.implementation!r} against {pair.reference!r}",
-    )
+    if not options.quiet:
+        _line(
+            err,
+            f"{_PROG}: {options.examples} scenarios, seed {seed_value}, "
+            f"{checks.get(options.check, 'the invariants')}: {pair.implementation!r} against {pair.reference!r}",
+        )
     reporter = _Progress(err, options.examples, interactive=err.isatty(), quiet=options.quiet)
     try:
         with scratch_directory(scratch_parent):
@@ -636,7 +637,11 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
         return 2
     except KeyboardInterrupt:
         reporter.clear()
-        _line(err, f"{_PROG}: interrupted")
+        partial = reporter.run
+        if partial is not None and partial.found:
+            _line(out, _summary(partial, options))
+        done = f" after {partial.examples} scenarios" if partial is not None else ""
+        _line(err, f"{_PROG}: interrupted{done}")
         return 130
     reporter.clear()
     _line(out, _summary(run, options))
@@ -664,6 +669,9 @@ def _save_directory(text: str | None) -> Path | None:
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise _UsageError(f"--save {text}: not a folder")
+    existing = next(folder for folder in (path, *path.absolute().parents) if folder.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise _UsageError(f"--save {text}: cannot write in {existing}")
     return path
 
 
@@ -823,6 +831,7 @@ class _Progress(Reporter):
         self.quiet = quiet
         self.shown_at = 0.0
         self.drawn = False
+        self.run: FuzzRun | None = None  # the run so far, for a summary when it is interrupted
 
     def _due(self, now: float) -> bool:
         return now - self.shown_at >= (0.1 if self.interactive else 5.0)
@@ -837,6 +846,7 @@ class _Progress(Reporter):
         self.stream.flush()
 
     def progress(self, run: FuzzRun, elapsed: float) -> None:
+        self.run = run
         now = time.monotonic()
         if self.quiet or not (self._due(now) or run.examples == self.total):
             return
