@@ -8,7 +8,7 @@
   which every other profile leaves out unless ``-m`` asks for them.
 
 A property test that needs more (or fewer) examples than others states it relative to the profile, as
-``max_examples=3 * settings.default.max_examples``, so each profile scales every test alike.
+``max_examples=3 * settings().max_examples``, so each profile scales every test alike.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which profile the run has."""
-    return f"hypothesis profile: {PROFILE} ({settings.default.max_examples} examples per property test)"
+    return f"hypothesis profile: {PROFILE} ({settings().max_examples} examples per property test)"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

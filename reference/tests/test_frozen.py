@@ -124,7 +124,7 @@ nested_values = st.recursive(
 )
 
 
-@settings(max_examples=3 * settings.default.max_examples // 2, deadline=None)
+@settings(max_examples=3 * settings().max_examples // 2, deadline=None)
 @given(nested_values)
 def test_freezing_is_deep(value: Any) -> None:
     """digest 3.8: Every nested container of a snapshot refuses every public mutator."""

@@ -136,7 +136,7 @@ def _same_shape(left: Any, right: Any) -> bool:
     return bool(left == right)
 
 
-@settings(max_examples=5 * settings.default.max_examples // 2, deadline=None)
+@settings(max_examples=5 * settings().max_examples // 2, deadline=None)
 @given(schema_and_value())
 def test_fused_equals_the_step_by_step_path(pair: tuple[dict[str, Any], Any]) -> None:
     """Accepts exactly the valid lossless values, and then returns exactly the snapshot."""
@@ -261,7 +261,7 @@ _CLOSED = {"type": "object", "additionalProperties": False, "properties": {"a": 
 _OPEN = {"type": "object", "additionalProperties": True, "properties": {"a": {"type": "string"}}}
 
 
-@settings(max_examples=3 * settings.default.max_examples, deadline=None)
+@settings(max_examples=3 * settings().max_examples, deadline=None)
 @given(schema_and_suspect_value())
 # each place where a violation may hide a part that is not lossless JSON
 @example(({"type": "string"}, [math.nan]))

@@ -326,7 +326,7 @@ lossless_values = st.recursive(
 )
 
 
-@settings(max_examples=2 * settings.default.max_examples, deadline=None)
+@settings(max_examples=2 * settings().max_examples, deadline=None)
 @given(lossless_values)
 def test_snapshot_equals_its_input(value: Any) -> None:
     """snapshot(x) == x for lossless values, and the canonical text round-trips through json."""
@@ -340,7 +340,7 @@ def test_snapshot_equals_its_input(value: Any) -> None:
 _poison = st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 2**53, (1,), {1}, b"x", _Opaque()])
 
 
-@settings(max_examples=2 * settings.default.max_examples, deadline=None)
+@settings(max_examples=2 * settings().max_examples, deadline=None)
 @given(lossless_values, _poison, st.data())
 def test_poison_anywhere_is_rejected(value: Any, poison: Any, data: st.DataObject) -> None:
     """Any non-lossless value placed anywhere in a lossless value makes it rejected."""

@@ -32,7 +32,7 @@ def schemas_in_and_out_of_the_subset(draw: st.DrawFn) -> Any:
     return poisoned(schema, draw) if draw(st.booleans()) else schema
 
 
-@settings(max_examples=3 * settings.default.max_examples, deadline=None)
+@settings(max_examples=3 * settings().max_examples, deadline=None)
 @given(schemas_in_and_out_of_the_subset())
 def test_the_supported_copy_has_the_schemas_own_violations(schema: Any) -> None:
     """The check on the frozen copy reports exactly what the check on the schema itself reports."""

@@ -15,7 +15,7 @@ from toolcontract.schema import compile_validator, schema_violations
 from toolcontract_conformance.strategies import lossless_values, subset_schemas, values_for
 
 SETTINGS = settings(
-    max_examples=2 * settings.default.max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=2 * settings().max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
