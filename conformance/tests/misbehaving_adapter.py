@@ -18,6 +18,7 @@ INFO = {"name": "misbehaving", "language": "python", "version": "0", "capabiliti
 
 DEEP = 100_000
 MILLION = 1_000_000
+MANY = 10_000
 
 
 def transcript(scenario: dict[str, Any]) -> str:
@@ -46,9 +47,9 @@ def deep_transcript(scenario: dict[str, Any]) -> str:
     return transcript(scenario).replace('"steps":{}', '"steps":' + deep_text(DEEP))
 
 
-def million_key_transcript(scenario: dict[str, Any]) -> str:
-    """A transcript whose steps hold a million members."""
-    steps = ",".join(f'"c{index}":{index}' for index in range(MILLION))
+def many_key_transcript(scenario: dict[str, Any], keys: int) -> str:
+    """A transcript whose steps hold ``keys`` members."""
+    steps = ",".join(f'"c{index}":{index}' for index in range(keys))
     return transcript(scenario).replace('"steps":{}', '"steps":{' + steps + "}")
 
 
@@ -147,8 +148,9 @@ def main(mode: str, state: str | None = None) -> int:
         elif mode == "deep-key":
             text = json.dumps(transcript(scenario))
             write_raw(f'{{"seq": {seq}, "transcript": {text}, "note": {deep_text(DEEP)}}}\n'.encode())
-        elif mode == "million-keys":
-            answer({"seq": seq, "transcript": million_key_transcript(scenario)})
+        elif mode in ("many-keys", "million-keys"):
+            keys = MILLION if mode == "million-keys" else MANY
+            answer({"seq": seq, "transcript": many_key_transcript(scenario, keys)})
         elif mode == "surrogate-transcript":
             answer({"seq": seq, "transcript": transcript(scenario).replace('"steps":{}', '"steps":{"t":"\ud800"}')})
         elif mode == "surrogate-context":
