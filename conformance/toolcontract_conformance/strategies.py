@@ -492,7 +492,7 @@ def _program_calls(targets: tuple[str, ...]) -> SearchStrategy[list[str]]:
 # first and simplest, built from seed 0, with the simplest details. A part made once is drawn from again and
 # again: each is cached.
 
-_Builder = Callable[[random.Random], Any]
+_Builder = seeded.Build[Any]
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity: each is made once
@@ -588,11 +588,6 @@ def _constant(**part: Any) -> _Builder:
 @cache
 def _messages() -> _Part:
     return _seeded(_message)
-
-
-@cache
-def _contexts() -> _Part:
-    return _seeded(_contexts_of)
 
 
 @cache
