@@ -97,7 +97,7 @@ def test_a_run_repeats_by_its_seed(tmp_path: Path) -> None:
     broken = f"{__name__}:persists_the_value"
     first, second = tmp_path / "first", tmp_path / "second"
     for directory in (first, second):
-        status, _out, _err = fuzz("--impl", broken, "--examples", "150", "--seed", "11", "--save", str(directory))
+        status, _out, _err = fuzz("--impl", broken, "--examples", "150", "--seed", "7", "--save", str(directory))
         assert status == 1
     (one,), (golden,) = saved_files(first)
     (two,), (golden_again,) = saved_files(second)
@@ -128,7 +128,7 @@ def test_distinct_failures_are_each_saved_up_to_max_failures(tmp_path: Path) -> 
         "--examples",
         "200",
         "--seed",
-        "4",
+        "7",  # finds both in ten scenarios and shrinks them fast; seed 4 takes ten times as long
         "--max-failures",
         "2",
         "--save",
