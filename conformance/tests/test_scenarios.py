@@ -28,6 +28,7 @@ from toolcontract_conformance.rules import load_rules, parse_contract
 from toolcontract_conformance.scenario import (
     Scenario,
     ScenarioError,
+    load_scenario,
     load_scenarios,
     scenario_from_data,
     transcript_schema,
@@ -256,3 +257,18 @@ def test_scenario_data_nested_too_deep_is_a_scenario_error() -> None:
     with pytest.raises(ScenarioError, match="nested deeper than 64 levels"):
         scenario_from_data(scenario_with_arguments({"a": nested_list(300)}))
     assert scenario_from_data(scenario_with_arguments({"a": nested_list(58)})).id == IDS[0]
+
+
+def test_a_file_read_again_is_validated_again_once_its_text_changes(tmp_path: Path) -> None:
+    # Loading skips the schema check for a text already found valid; a changed text is checked anew.
+    source = SCENARIOS[0].source
+    assert source is not None
+    file = tmp_path / "scenario.json"
+    file.write_text(source.read_text("utf-8"), "utf-8")
+    assert load_scenario(file).id == SCENARIOS[0].id
+    assert load_scenario(file).data == SCENARIOS[0].data
+    broken = json.loads(file.read_text("utf-8"))
+    broken["steps"] = "not steps"
+    file.write_text(json.dumps(broken), "utf-8")
+    with pytest.raises(ScenarioError, match=r"\$\.steps"):
+        load_scenario(file)

@@ -10,6 +10,7 @@ reader of many an adapter.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -113,7 +114,17 @@ def load_scenario(path: Path | str) -> Scenario:
         raise ScenarioError(source, format_path(error.path), _too_deep(error.limit)) from None
     except ValueError as error:
         raise ScenarioError(source, "$", f"is not JSON: {error}") from None
-    return scenario_from_data(data, source, path)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    if digest in _VALID_TEXTS:
+        return _scenario(data, path)
+    scenario = scenario_from_data(data, source, path)
+    _VALID_TEXTS.add(digest)
+    return scenario
+
+
+#: The digests of scenario texts found valid: a text read again (every check of a process reads the suite)
+#: parses to the same data, which validation would find valid again; the schema check is most of a load.
+_VALID_TEXTS: set[bytes] = set()
 
 
 def _too_deep(limit: int) -> str:
@@ -152,6 +163,10 @@ def scenario_from_data(data: Any, source: str = "<scenario>", path: Path | None 
         raise ScenarioError(source, error.json_path, error.message)
     for json_path, reason in _semantic_problems(data):
         raise ScenarioError(source, json_path, reason)
+    return _scenario(data, path)
+
+
+def _scenario(data: Any, path: Path | None) -> Scenario:
     return Scenario(
         id=data["id"],
         rules=tuple(data.get("rules", ())),
