@@ -167,7 +167,7 @@ def _upgrade_v1(old: dict[str, Any]) -> dict[str, Any]:
 
 def _kit_version() -> str:
     try:
-        return metadata.version("toolcontract")
+        return metadata.version("toolcontract-conformance")
     except metadata.PackageNotFoundError:
         return "unknown"
 
