@@ -557,3 +557,23 @@ def test_a_verdict_line_never_reads_as_a_contradiction(
     stale = capsys.readouterr().out
     # A FAIL whose counts show nothing failed or errored names what failed the run.
     assert stale.startswith("FAIL (1 stale baseline entry): 1 passed, 0 failed, 0 errored, 2 skipped, 2 known, 1 stale")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "refusal"),
+    [
+        (["check", "--max-failures", "-1"], "argument --max-failures: '-1' is not a count (0 or more)"),
+        (["check", "--max-failures", "two"], "argument --max-failures: 'two' is not a count (0 or more)"),
+        (["report", "--impl-index", "0", "-"], "argument --impl-index: '0' is not a position (1 or more)"),
+        (["fuzz", "--examples", "0"], "argument --examples: '0' is not a count (1 or more)"),
+    ],
+)
+def test_a_number_out_of_range_is_a_usage_error(
+    arguments: list[str], refusal: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        status = main(arguments)
+    except SystemExit as stopped:  # argparse's own exit, for the options main parses itself
+        status = int(str(stopped.code))
+    assert status == 2
+    assert refusal in capsys.readouterr().err

@@ -36,6 +36,7 @@ from typing import IO, Any
 from toolcontract_conformance._schemas import load_schema
 from toolcontract_conformance.adapters.inprocess import InProcess
 from toolcontract_conformance.adapters.subprocess import Subprocess
+from toolcontract_conformance.arguments import whole_number
 from toolcontract_conformance.baseline import Baseline, BaselineError, KnownFailure
 from toolcontract_conformance.display import PLAIN, Style, colour_wanted, visible
 from toolcontract_conformance.exceptions import AdapterError
@@ -172,17 +173,6 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _max_failures(text: str) -> int:
-    """``--max-failures``: a count, 0 or more."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a count (0 or more)")
-    return count
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolcontract",
@@ -259,7 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     _connection_options(check)
     check.add_argument(
         "--max-failures",
-        type=_max_failures,
+        type=whole_number(0, "count"),
         default=DEFAULT_MAX_FAILURES,
         metavar="N",
         help=f"give up on an implementation after N scenarios in a row time out or crash (default "
@@ -297,7 +287,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("-o", "--output", metavar="OUT", help="write there instead of standard output")
     report.add_argument(
-        "--impl-index", type=_position, metavar="N", help="badge: the Nth implementation of the report (from 1)"
+        "--impl-index",
+        type=whole_number(1, "position"),
+        metavar="N",
+        help="badge: the Nth implementation of the report (from 1)",
     )
     report.add_argument("--impl-name", metavar="NAME", help="badge: the implementation of that name")
     report.add_argument("--label", metavar="TEXT", help="badge: the label (default: toolcontract)")
@@ -321,17 +314,6 @@ def _parser() -> argparse.ArgumentParser:
     for name, (_module, _function, summary) in _DELEGATED.items():
         commands.add_parser(name, help=summary, add_help=False)
     return parser
-
-
-def _position(text: str) -> int:
-    """``--impl-index``: a position, 1 or more."""
-    try:
-        position = int(text)
-    except ValueError:
-        position = 0
-    if position < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a position (1 or more)")
-    return position
 
 
 def _selection_options(parser: argparse.ArgumentParser) -> None:

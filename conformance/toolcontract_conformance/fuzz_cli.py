@@ -50,6 +50,7 @@ from hypothesis import strategies as st
 from toolcontract import canonical_json
 from toolcontract_conformance.adapters.inprocess import InProcess
 from toolcontract_conformance.adapters.subprocess import Subprocess
+from toolcontract_conformance.arguments import whole_number
 from toolcontract_conformance.diff import Path as JsonPath
 from toolcontract_conformance.diff import format_path
 from toolcontract_conformance.display import visible
@@ -506,16 +507,6 @@ def scratch_directory(parent: str | None = None) -> Iterator[Path]:
 # --- the command line ----------------------------------------------------------------------------------
 
 
-def _count(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a count (1 or more)")
-    return count
-
-
 def _seconds(text: str) -> float:
     try:
         seconds = float(text)
@@ -556,12 +547,20 @@ def _parser() -> argparse.ArgumentParser:
     against.add_argument("--against", metavar="MODULE:ATTR", help=f"the reference (default: {REFERENCE_TARGET})")
     against.add_argument("--against-cmd", metavar="CMD", help="the reference: a command speaking the protocol")
     parser.add_argument(
-        "--examples", type=_count, default=DEFAULT_EXAMPLES, metavar="N", help=f"scenarios (default {DEFAULT_EXAMPLES})"
+        "--examples",
+        type=whole_number(1, "count"),
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"scenarios (default {DEFAULT_EXAMPLES})",
     )
     parser.add_argument("--seed", type=_seed, metavar="S", help="repeat a run (default: a random seed, printed)")
     parser.add_argument("--save", metavar="DIR", help="save each shrunk failure: DIR/scenarios, DIR/goldens")
     parser.add_argument(
-        "--max-failures", type=_count, default=1, metavar="K", help="stop after K distinct failures (default 1)"
+        "--max-failures",
+        type=whole_number(1, "count"),
+        default=1,
+        metavar="K",
+        help="stop after K distinct failures (default 1)",
     )
     parser.add_argument(
         "--check",
