@@ -10,13 +10,13 @@ reference skips it, and ``python tools/record_goldens.py`` records its golden fr
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from catalogue import behaviours, catalogue
 from syrupy.assertion import SnapshotAssertion
 
 from toolcontract_conformance.adapters.reference import implementation
@@ -26,7 +26,6 @@ from toolcontract_conformance.implementation import Ran, Skipped
 from toolcontract_conformance.locations import goldens_dir, scenarios_dir
 from toolcontract_conformance.rules import load_rules, parse_contract
 from toolcontract_conformance.scenario import (
-    Scenario,
     ScenarioError,
     load_scenario,
     load_scenarios,
@@ -40,38 +39,8 @@ IDS = [scenario.id for scenario in SCENARIOS]
 REFERENCE_IDS = [scenario.id for scenario in SCENARIOS if golden_source_of(scenario.data) == REFERENCE]
 RECORDED_IDS = [scenario.id for scenario in SCENARIOS if golden_source_of(scenario.data) != REFERENCE]
 
-CATALOGUE: dict[str, set[str]] = {
-    "renderer": {"text", "json", "field", "blocks", "constant", "raise", "exotic", "first-party"},
-    "projector": {"value", "wrap", "constant", "null", "raise", "exotic", "undefined"},
-    "body": {"return", "return-arg", "raise", "defer", "conclude", "await-abort", "abort-caller", "program"},
-    "finalizer": {"keep", "replace", "truncate", "raise"},
-    "pre-execute": {"allow", "deny", "ask", "raise", "abort-caller"},
-    "guard": {"pass", "deny", "raise"},
-    "execute": {
-        "passthrough",
-        "short-circuit-success",
-        "short-circuit-failure",
-        "return-result-of",
-        "spread",
-        "raise",
-        "replace-signal-aborted",
-        "abort-caller-after-next",
-        "dispose-tool-then",
-    },
-    "post-execute": {
-        "accept",
-        "accept-content",
-        "accept-value",
-        "accept-both",
-        "block",
-        "raise",
-        "abort-caller",
-        "dispose-tool-then",
-    },
-    "result-observer": {"raise"},
-    "step": {"call", "probe", "persist", "replay", "schemas"},
-}
-"""Every behaviour and hook action of the format, by where it appears. The projector ``undefined`` returns
+CATALOGUE = catalogue()
+"""Every behaviour and hook action the scenario schema defines, by where it appears. The projector ``undefined`` returns
 JavaScript's ``undefined``, which the reference (Python) cannot express: only scenarios whose golden is recorded
 from the original use it."""
 
@@ -167,33 +136,10 @@ def test_every_rule_is_exercised_and_every_cited_rule_exists() -> None:
     assert cited - known == set(), f"scenarios cite unknown rules: {sorted(cited - known)}"
 
 
-def _behaviours(scenario: Scenario) -> Iterator[tuple[str, str]]:
-    data: dict[str, Any] = scenario.data
-    for tool in data["tools"].values():
-        output = tool.get("output", {})
-        if "render" in output:
-            yield "renderer", output["render"]["kind"]
-        if "presentationMeta" in output:
-            yield "projector", output["presentationMeta"]["kind"]
-        if "finalizeContent" in tool:
-            yield "finalizer", tool["finalizeContent"]["kind"]
-        body: dict[str, Any] | None = tool.get("body")
-        while body is not None:
-            yield "body", body["kind"]
-            body = body.get("then")
-    for hook in data.get("hooks", ()):
-        action: dict[str, Any] | None = hook["action"]
-        while action is not None:
-            yield hook["stage"], action["kind"]
-            action = action.get("then")
-    for step in data["steps"]:
-        yield "step", next(kind for kind in CATALOGUE["step"] if kind in step)
-
-
 def test_every_catalogue_behaviour_and_hook_action_is_used() -> None:
     used: dict[str, set[str]] = {place: set() for place in CATALOGUE}
     for scenario in SCENARIOS:
-        for place, kind in _behaviours(scenario):
+        for place, kind in behaviours(scenario.data):
             used[place].add(kind)
     missing = {place: sorted(kinds - used[place]) for place, kinds in CATALOGUE.items() if kinds - used[place]}
     assert not missing, f"behaviours no scenario uses: {missing}"

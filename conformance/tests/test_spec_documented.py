@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from typing import Any
 
 import pytest
+from catalogue import PLACES, behaviours, definition, kinds, resolve, scenario_schema, step_kinds
 from test_spec_examples import EXAMPLES, SPEC, Example
 
 from toolcontract_conformance._schemas import load_schema
 
 HEADING = re.compile(r"^(#{2,6}) (.+?)\s*$", re.M)
 NAME = re.compile(r"`([^`]+)`")
+#: The hook stages, whose behaviours are actions.
+STAGES = frozenset(definition("hook")["properties"]["stage"]["enum"])
 
 
 def sections(text: str) -> dict[str, str]:
@@ -44,42 +46,8 @@ def rows(section: str) -> dict[str, str]:
 # --- what the schemas define --------------------------------------------------------------------------
 
 
-@cache
-def _scenario() -> dict[str, Any]:
-    return load_schema("scenario.schema.json")
-
-
-def _definition(name: str) -> dict[str, Any]:
-    definition: dict[str, Any] = _scenario()["$defs"][name]
-    return definition
-
-
-def _resolve(node: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in node:
-        node = _definition(node["$ref"].rsplit("/", 1)[1])
-    return node
-
-
-def _kinds(definition: str) -> Iterator[tuple[str, list[str]]]:
-    """Each kind of a catalogue definition and its parameters (every member beside ``kind``)."""
-    node = _definition(definition)
-    kind = node["properties"]["kind"]
-    names = kind["enum"] if "enum" in kind else [kind["const"]]
-    if "allOf" not in node:  # one kind, its members beside it
-        yield names[0], [member for member in node["properties"] if member != "kind"]
-        return
-    for name in names:
-        members: list[str] = []
-        for branch in node["allOf"]:
-            condition = branch["if"]["properties"]["kind"]
-            if condition.get("const") == name or name in condition.get("enum", ()):
-                then = _resolve(branch["then"])
-                members.extend(member for member in then.get("properties", {}) if member != "kind")
-        yield name, members
-
-
 def _properties(node: dict[str, Any]) -> list[str]:
-    return list(_resolve(node).get("properties", {}))
+    return list(resolve(node).get("properties", {}))
 
 
 def _all_properties(node: Any) -> Iterator[str]:
@@ -96,10 +64,10 @@ def _all_properties(node: Any) -> Iterator[str]:
 
 def expected() -> Iterator[tuple[str, str, list[str]]]:
     """``(section, name, parameters)`` for every name the docs must document."""
-    scenario = _scenario()
+    scenario = scenario_schema()
     for name in scenario["properties"]:
         yield "Top-level keys", name, []
-    tool = _definition("tool")
+    tool = definition("tool")
     for name in [*tool["properties"], *tool["properties"]["output"]["properties"]]:
         yield "Fixture tools", name, []
     for name in tool["properties"]["mcp"]["properties"]:
@@ -115,20 +83,20 @@ def expected() -> Iterator[tuple[str, str, list[str]]]:
         "Post-execute actions": "postExecuteAction",
         "Result-observer actions": "observerAction",
     }
-    for section, definition in catalogue.items():
-        for name, parameters in _kinds(definition):
+    for section, defined in catalogue.items():
+        for name, parameters in kinds(defined):
             yield section, name, parameters
-    program = next(b for b in _definition("body")["allOf"] if b["if"]["properties"]["kind"].get("const") == "program")
+    program = next(b for b in definition("body")["allOf"] if b["if"]["properties"]["kind"].get("const") == "program")
     for name in program["then"]["properties"]["calls"]["items"]["properties"]:
         yield "Programs", name, []
-    hook = _definition("hook")
+    hook = definition("hook")
     for name in [*hook["properties"], *hook["properties"]["stage"]["enum"]]:
         yield "Hooks", name, []
-    for name in _properties(_definition("approval")):
+    for name in _properties(definition("approval")):
         yield "Approval and agents", name, []
     for name in scenario["properties"]["spill"]["properties"]:
         yield "Spill", name, []
-    step = _definition("step")
+    step = definition("step")
     for form in step["oneOf"]:
         yield "Steps", form["required"][0], []
     for branch in step["allOf"]:
@@ -138,19 +106,19 @@ def expected() -> Iterator[tuple[str, str, list[str]]]:
                 yield from (("Step members", name, []) for name in node.get("properties", {}))
             elif member != "id":
                 yield "Step members", member, []  # beside the step's own key: abort
-    for name in _definition("capability")["enum"]:
+    for name in definition("capability")["enum"]:
         yield "Capabilities", name, []
-    for name in [*_definition("exoticKind")["enum"], *_definition("exotic")["properties"]]:
+    for name in [*definition("exoticKind")["enum"], *definition("exotic")["properties"]]:
         yield "Exotic values", name, []
-    for name in _definition("context")["properties"]:
+    for name in definition("context")["properties"]:
         yield "Additional contexts", name, []
     for name in scenario["properties"]["golden"]["properties"]:
         yield "Goldens", name, []
     for name in dict.fromkeys(_all_properties(load_schema("transcript.schema.json"))):
         yield "Transcript", name, []
     command = load_schema("protocol-command.schema.json")
-    for definition in command["$defs"].values():
-        yield "Commands", definition["properties"]["cmd"]["const"], []
+    for message in command["$defs"].values():
+        yield "Commands", message["properties"]["cmd"]["const"], []
     for name in dict.fromkeys(_all_properties(command)):
         yield "Commands", name, []
     for name in dict.fromkeys(_all_properties(load_schema("protocol-start-response.schema.json"))):
@@ -211,27 +179,8 @@ def _used(example: Example) -> Iterator[tuple[str, str]]:
     scenario = example.scenario
     for capability in scenario.get("requires", ()):
         yield "capability", capability
-    for step in scenario["steps"]:
-        yield "step", next(key for key in step if key not in ("id", "abort"))
-    for hook in scenario.get("hooks", ()):
-        action = hook["action"]
-        while True:
-            yield f"{hook['stage']} action", action["kind"]
-            if "then" not in action:
-                break
-            action = action["then"]
-    for tool in scenario["tools"].values():
-        output = tool.get("output", {})
-        if "render" in output:
-            yield "renderer", output["render"]["kind"]
-        if "presentationMeta" in output:
-            yield "projector", output["presentationMeta"]["kind"]
-        if "finalizeContent" in tool:
-            yield "finalizer", tool["finalizeContent"]["kind"]
-        body = tool.get("body")
-        while body is not None:
-            yield "body", body["kind"]
-            body = body.get("then")
+    for place, kind in behaviours(scenario):
+        yield (f"{place} action" if place in STAGES else place), kind
     stack: list[Any] = [scenario]
     while stack:
         node = stack.pop()
@@ -246,21 +195,12 @@ def _used(example: Example) -> Iterator[tuple[str, str]]:
 def unexemplified(examples: list[Example]) -> list[str]:
     """Every kind, action, step, capability and exotic tag that no worked example uses."""
     used = {pair for example in examples for pair in _used(example)}
-    wanted = [("capability", name) for name in _definition("capability")["enum"]]
-    wanted += [("step", form["required"][0]) for form in _definition("step")["oneOf"]]
-    wanted += [("exotic tag", name) for name in _definition("exoticKind")["enum"]]
-    for what, definition in [
-        ("renderer", "renderer"),
-        ("projector", "projector"),
-        ("body", "body"),
-        ("finalizer", "finalizer"),
-        ("pre-execute action", "preExecuteAction"),
-        ("guard action", "guardAction"),
-        ("execute action", "executeAction"),
-        ("post-execute action", "postExecuteAction"),
-        ("result-observer action", "observerAction"),
-    ]:
-        wanted += [(what, name) for name, _ in _kinds(definition)]
+    wanted = [("capability", name) for name in definition("capability")["enum"]]
+    wanted += [("step", name) for name in step_kinds()]
+    wanted += [("exotic tag", name) for name in definition("exoticKind")["enum"]]
+    for place, defined in PLACES.items():
+        what = f"{place} action" if place in STAGES else place
+        wanted += [(what, name) for name, _ in kinds(defined)]
     return [f"no example uses the {what} {name}" for what, name in wanted if (what, name) not in used]
 
 
