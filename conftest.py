@@ -13,6 +13,7 @@ A property test that needs more (or fewer) examples than others states it relati
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -49,6 +50,12 @@ settings.load_profile(PROFILE)
 def pytest_configure(config: pytest.Config) -> None:
     """Register the ``thorough`` marker."""
     config.addinivalue_line("markers", "thorough: an exhaustive check, run under the thorough profile")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Exempt what collection made (thousands of items, every module) from the garbage collector's passes: they
+    live until the end anyway, and every full pass would walk them again."""
+    gc.freeze()
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import nox
 
-nox.options.default_venv_backend = "venv"
+# uv makes a venv and installs into it in seconds (pip takes some twenty); plain venv and pip where uv is missing.
+nox.options.default_venv_backend = "uv|venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["conformance", "tests", "lint", "typecheck"]
 
@@ -45,7 +46,7 @@ def _install(session: nox.Session, *groups: str, extra: tuple[str, ...] = ()) ->
     """Install both distributions editable, with the named dependency groups of the root pyproject.toml.
 
     An editable install follows the sources by itself, so a reused venv whose install was made from the same
-    project files and requirements is left as it is (some ten seconds of pip per run). A new venv always
+    project files and requirements is left as it is (seconds of the installer per run). A new venv always
     installs; ``nox --no-reuse-existing-virtualenvs`` makes one, to take newer releases of the requirements.
     """
     requirements = [*EDITABLE, *nox.project.dependency_groups(PYPROJECT, *groups), *extra]
@@ -77,14 +78,14 @@ def _test_env(session: nox.Session, profile: str) -> dict[str, str]:
 def tests(session: nox.Session) -> None:
     """Run the test suite on every core under the ``ci`` hypothesis profile (``-- ARGS`` go to pytest)."""
     _install(session, "test")
-    session.run("pytest", "-n", "auto", *session.posargs, env=_test_env(session, "ci"))
+    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs, env=_test_env(session, "ci"))
 
 
 @nox.session(name="tests-thorough")
 def tests_thorough(session: nox.Session) -> None:
     """Run every test, the exhaustive ones too, under the ``thorough`` profile (the long runs)."""
     _install(session, "test")
-    session.run("pytest", "-n", "auto", *session.posargs, env=_test_env(session, "thorough"))
+    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs, env=_test_env(session, "thorough"))
 
 
 @nox.session
@@ -283,6 +284,6 @@ def fuzz(session: nox.Session) -> None:
     """Fuzz the reference's and the kit's input readers: ``-- [--seconds N] [NAME ...]`` (300 s per target)."""
     _install(session)
     # atheris is built from source where no wheel fits; without it the same targets run on hypothesis
-    session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
+    session.install("atheris", success_codes=[0, 1])
     out = Path(session.create_tmp()) / "fuzz"
     session.run("python", "-m", "fuzz", "--out", str(out), *session.posargs)
