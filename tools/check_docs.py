@@ -30,7 +30,10 @@ NOT_SCENARIO_IDS = frozenset(
         "replay-includes-tool-calls",  # a deliberately broken implementation (conformance/tests)
     }
 )
-README_COMMANDS = ["python3 -m pip install 'nox[uv]' && nox -s conformance", "python3 -m pip install 'nox[uv]' && nox -s tests"]
+README_COMMANDS = [
+    "python3 -m pip install 'nox[uv]' && nox -s conformance",
+    "python3 -m pip install 'nox[uv]' && nox -s tests",
+]
 
 
 def unexercised_rules() -> list[str]:
