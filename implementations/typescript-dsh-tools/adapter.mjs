@@ -75,6 +75,7 @@ const CAPABILITIES = [
   'spill',
   'schemas',
   'timeout',
+  'execution-mode',
   ...firstParty?.firstPartyRenderer !== undefined ? ['first-party-renderers'] : [],
 ]
 

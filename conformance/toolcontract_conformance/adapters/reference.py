@@ -83,6 +83,7 @@ CAPABILITIES: Final = (
     "timeout",
     "schemas",
     "first-party-renderers",
+    "execution-mode",
 )
 """What the reference supports, as the ``start`` handshake announces it."""
 
