@@ -9,6 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+from toolcontract.session import parse_model_arguments
+
 __all__ = [
     "ROOT",
     "documents",
@@ -64,7 +66,8 @@ def _event_lists(value: Any) -> Iterator[list[dict[str, Any]]]:
 def logged_events() -> Iterator[list[dict[str, Any]]]:
     """The session-log events (``type`` and ``data``) the goldens record, one list per log."""
     for text in golden_texts():
-        yield from _event_lists(json.loads(text))
+        # read as JSON.parse reads it: 100000000000000000000 in a golden is the double 1e20, not an unsafe int
+        yield from _event_lists(parse_model_arguments(text))
 
 
 @cache

@@ -9,6 +9,7 @@ scenario of that rule.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -291,6 +292,48 @@ def _both(*injections: Callable[[], contextlib.AbstractContextManager[Any]]) -> 
         yield
 
 
+def _python_numbers_in_the_log(canonical: Callable[..., str]) -> Callable[..., str]:
+    def written(value: Any) -> str:
+        if isinstance(value, dict) and set(value) == {"seq", "type", "data"}:
+            head = canonical({"seq": value["seq"], "type": value["type"]})[:-1]
+            return head + ',"data":' + json.dumps(thaw(value["data"]), separators=(",", ":"), ensure_ascii=False) + "}"
+        return canonical(value)
+
+    return written
+
+
+def _skips_unreadable_lines(read: Callable[..., Any]) -> Callable[..., Any]:
+    def lenient(data: bytes, path: str) -> Any:
+        while True:
+            try:
+                return read(data, path)
+            except session_module.MalformedLogError as malformed:
+                pieces = data.split(b"\n")
+                del pieces[malformed.line - 1]
+                data = b"\n".join(pieces)
+
+    return lenient
+
+
+def _refuses_a_torn_line(read: Callable[..., Any]) -> Callable[..., Any]:
+    def strict(data: bytes, path: str) -> Any:
+        events, torn, invariants = read(data, path)
+        if torn is not None:
+            raise session_module.MalformedLogError(path, torn.line, torn.offset, "no newline")
+        return events, torn, invariants
+
+    return strict
+
+
+def _truthy_execution_mode(registry: Any, name: str, arguments: Any) -> str:
+    entry = registry._tools.get(name)
+    check = entry.definition.is_concurrency_safe if entry else None
+    try:
+        return "parallel" if check is not None and check(arguments) else "exclusive"
+    except Exception:
+        return "exclusive"
+
+
 BUGS: tuple[Bug, ...] = (
     Bug(
         "persists-the-value", "R-LOG-3", _wrap_module_function(session_module, "tool_result_data", _persists_the_value)
@@ -336,4 +379,24 @@ BUGS: tuple[Bug, ...] = (
         _wrap_module_function(session_module, "derive_messages", _replays_calls_too),
     ),
     Bug("content-replacement-unconcludes-the-turn", "R-TURN-2", _wrap_post(_content_replacement_unconcludes)),
+    Bug(
+        "log-written-with-python-numbers",
+        "R-SNAP-5",
+        _wrap_module_function(session_module, "canonical_json", _python_numbers_in_the_log),
+    ),
+    Bug(
+        "replay-skips-unreadable-lines",
+        "R-REPLAY-2",
+        _wrap_module_function(session_module, "_read_events", _skips_unreadable_lines),
+    ),
+    Bug(
+        "replay-refuses-a-torn-line",
+        "R-REPLAY-2",
+        _wrap_module_function(session_module, "_read_events", _refuses_a_torn_line),
+    ),
+    Bug(
+        "execution-mode-truthy",
+        "R-REG-9",
+        lambda: mock.patch.object(Registry, "execution_mode", _truthy_execution_mode),
+    ),
 )

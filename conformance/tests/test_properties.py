@@ -130,7 +130,21 @@ CATALOGUE = {
         "abort-caller",
     },
     "result-observer": {"raise"},
-    "step": {"call", "probe", "persist", "replay", "schemas", "abort", "agent", "exotic-arguments", "raw-arguments"},
+    "step": {
+        "call",
+        "probe",
+        "persist",
+        "replay",
+        "schemas",
+        "executionMode",
+        "abort",
+        "agent",
+        "exotic-arguments",
+        "raw-arguments",
+        "bytes",
+        "damage",
+        "concurrencySafe",
+    },
 }
 
 
@@ -159,10 +173,17 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
                 seen[place] |= kinds(tool["output"].get(place))
             seen["finalizeContent"] |= kinds(tool.get("finalizeContent"))
             seen["body"] |= kinds(tool["body"])
+            seen["step"] |= {"concurrencySafe"} if "concurrencySafe" in tool else set()
         for hook in builder.hooks:
             seen[hook["stage"]] |= kinds(hook["action"])
         for step in builder.steps:
-            seen["step"] |= {key for key in ("call", "probe", "persist", "replay", "schemas", "abort") if key in step}
+            seen["step"] |= {
+                key
+                for key in ("call", "probe", "persist", "replay", "schemas", "executionMode", "abort")
+                if key in step
+            }
+            seen["step"] |= {"bytes"} if "bytes" in step.get("persist", {}) else set()
+            seen["step"] |= {"damage"} if "damage" in step.get("replay", {}) else set()
             seen["step"] |= {"agent"} if "agent" in step.get("call", {}) else set()
             seen["step"] |= {"exotic-arguments"} if "$exotic" in json.dumps(step.get("call", {})) else set()
             seen["step"] |= {"raw-arguments"} if "rawArguments" in step.get("persist", {}) else set()

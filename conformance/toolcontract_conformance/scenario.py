@@ -208,7 +208,9 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                     yield f"{here}.persist.rawArguments", f"{name!r} is not one of the persisted steps"
         elif "replay" in step and kinds.get(step["replay"]["persist"]) != "persist":
             yield f"{here}.replay.persist", f"{step['replay']['persist']!r} is not an earlier persist step"
-        kinds[step_id] = next(key for key in ("call", "probe", "persist", "replay", "schemas") if key in step)
+        kinds[step_id] = next(
+            key for key in ("call", "probe", "persist", "replay", "schemas", "executionMode") if key in step
+        )
     for index, hook in enumerate(data.get("hooks", ())):
         for position, name in enumerate(hook.get("steps", ())):
             nested = _NESTED_CALL_ID.match(name)

@@ -12,6 +12,7 @@ the value strategies here; each tool, step and hook is one span, so shrinking de
 
 from __future__ import annotations
 
+import copy
 import random
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -374,10 +375,30 @@ SCENARIO_CAPABILITIES: Final[tuple[str, ...]] = (
     "nested",
     "schemas",
     "first-party-renderers",
+    "execution-mode",
 )
 """The optional capabilities generated scenarios may require, in the order of ``requires``."""
 
 _UNKNOWN_TOOL: Final = "missing-tool"
+
+# How a replay damages its log: lines 1 and 2 exist in every log (a persisted call writes at least two).
+_DAMAGES: Final = (
+    {"how": "torn-last-line"},
+    {"how": "malformed-line", "line": 2},
+    {"how": "drop", "line": 1},
+    {"how": "duplicate", "line": 1},
+    {"how": "reorder", "line": 1},
+    {"how": "append", "events": [{"type": "x/note", "data": {}}]},
+)
+
+# A fixture's isConcurrencySafe: exactly true, truthy values that are not, a raise, an argument.
+_CONCURRENCY_CHECKS: Final = (
+    {"kind": "constant", "value": True},
+    {"kind": "constant", "value": 1},
+    {"kind": "constant", "value": "true"},
+    {"kind": "raise", "message": "cannot tell"},
+    {"kind": "return-arg", "arg": "a"},
+)
 _AGENT: Final = "agent-1"
 # (DSL property map, the raw schema it compiles to: its values are arguments the tool accepts)
 _PARAMETERS: Final[tuple[tuple[dict[str, Any], dict[str, Any]], ...]] = (
@@ -1073,10 +1094,13 @@ class ScenarioBuilder:
                 (4, "call"),
                 (4 if calls else 0, "probe"),
                 (2 if calls and self.allows("persistence") else 0, "persist"),
-                (2 if persisted else 0, "replay"),
+                (3 if persisted else 0, "replay"),
                 (1 if self.allows("schemas") else 0, "schemas"),
+                (1 if self.allows("execution-mode") else 0, "executionMode"),
             )
         )
+        if kind == "executionMode":
+            return self.add_execution_mode(draw)
         if kind == "probe":
             return self.add_probe(draw)
         if kind == "persist":
@@ -1164,6 +1188,8 @@ class ScenarioBuilder:
         }
         if raw:
             persist["rawArguments"] = raw
+        if draw(_weighted((3, False), (1, True))):
+            persist["bytes"] = True
         step = self._new_step("persist")
         self.steps.append({"id": step.id, "persist": persist})
         return step.id
@@ -1173,7 +1199,27 @@ class ScenarioBuilder:
         if not self.persist_steps:
             self.add_persist(draw)
         step = self._new_step("replay")
-        self.steps.append({"id": step.id, "replay": {"persist": _one_of(draw, self.persist_steps)}})
+        replay: dict[str, Any] = {"persist": _one_of(draw, self.persist_steps)}
+        if draw(_weighted((1, True), (3, False))):
+            replay["damage"] = copy.deepcopy(_DAMAGES[draw(_integers(0, len(_DAMAGES) - 1))])
+        self.steps.append({"id": step.id, "replay": replay})
+        return step.id
+
+    def add_execution_mode(self, draw: Draw) -> str:
+        """Ask the execution mode of a call of a fixture (given a drawn ``concurrencySafe`` if it has none)."""
+        names = [name for name, spec in self.tools.items() if "body" in spec]
+        name = draw(_sampled((*names, _UNKNOWN_TOOL)))
+        if (
+            name != _UNKNOWN_TOOL
+            and "concurrencySafe" not in self.tools[name]
+            and draw(_weighted((1, False), (3, True)))
+        ):
+            self.tools[name]["concurrencySafe"] = copy.deepcopy(
+                _CONCURRENCY_CHECKS[draw(_integers(0, len(_CONCURRENCY_CHECKS) - 1))]
+            )
+        arguments = ({}, {"a": True}, {"a": 1})[draw(_integers(0, 2))]
+        step = self._new_step("executionMode")
+        self.steps.append({"id": step.id, "executionMode": {"name": name, "arguments": arguments}})
         return step.id
 
     def add_schemas(self) -> str:
@@ -1286,6 +1332,10 @@ def _requirements(document: Mapping[str, Any]) -> list[str]:
         needed.add("persistence")
     if any("schemas" in step for step in document["steps"]):
         needed.add("schemas")
+    if any("executionMode" in step for step in document["steps"]) or any(
+        "concurrencySafe" in tool for tool in document["tools"].values()
+    ):
+        needed.add("execution-mode")
     return [capability for capability in SCENARIO_CAPABILITIES if capability in needed]
 
 

@@ -75,6 +75,7 @@ const CAPABILITIES = [
   'spill',
   'schemas',
   'timeout',
+  'execution-mode',
   ...firstParty?.firstPartyRenderer !== undefined ? ['first-party-renderers'] : [],
 ]
 
@@ -350,6 +351,15 @@ function behaviourError(spec) {
     return error
   }
   return new Error(spec.message)
+}
+
+/** A fixture's `isConcurrencySafe`: a constant answer, one of its arguments, or a throw. */
+function concurrencyCheck(spec) {
+  return (args) => {
+    if (spec.kind === 'raise') throw behaviourError(spec)
+    if (spec.kind === 'return-arg') return isRecord(args) && Object.hasOwn(args, spec.arg) ? args[spec.arg] : null
+    return materialize(spec.value)
+  }
 }
 
 /** The content with its first text block cut to `chars` UTF-16 code units (`undefined`: nothing to cut). */
@@ -707,6 +717,9 @@ class ScenarioRun {
     const execute = this.body(spec.body)
     const description = Object.hasOwn(spec, 'description') ? spec.description : name
     const timeout = Object.hasOwn(spec, 'timeoutMs') ? { timeoutMs: materialize(spec.timeoutMs) } : {}
+    const concurrency = spec.concurrencySafe !== undefined
+      ? { isConcurrencySafe: concurrencyCheck(spec.concurrencySafe) }
+      : {}
     if (output !== undefined && !Object.hasOwn(spec, 'rawParameters')) {
       const defined = defineTool({
         name,
@@ -720,6 +733,7 @@ class ScenarioRun {
         execute,
         ...finalizeContent !== undefined ? { finalizeContent } : {},
         ...timeout,
+        ...concurrency,
       })
       if (!Object.hasOwn(output, 'rawSchema')) return defined
       return { ...defined, output: { ...defined.output, schema: materialize(output.rawSchema) } }
@@ -731,6 +745,7 @@ class ScenarioRun {
       execute,
       ...finalizeContent !== undefined ? { finalizeContent } : {},
       ...timeout,
+      ...concurrency,
     }
     if (output !== undefined) {
       definition.output = {
@@ -1188,8 +1203,15 @@ class ScenarioRun {
     if (this.pending !== undefined) await Promise.all(this.pending.splice(0))
     if (step.call !== undefined) return this.call(step)
     if (step.probe !== undefined) return { frozen: this.probe(step.probe) }
-    if (step.persist !== undefined) return { events: this.persist(step.id, step.persist) }
-    if (step.replay !== undefined) return { messages: this.replay(step.replay.persist) }
+    if (step.persist !== undefined) return this.persist(step.id, step.persist)
+    if (step.replay !== undefined) {
+      if (step.replay.damage !== undefined) return this.replayDamaged(step.replay.persist, step.replay.damage)
+      return { messages: this.replay(step.replay.persist) }
+    }
+    if (step.executionMode !== undefined) {
+      const spec = step.executionMode
+      return { mode: this.ctx.tools.executionMode({ name: spec.name, arguments: materialize(spec.arguments) }).kind }
+    }
     return this.schemas()
   }
 
@@ -1259,7 +1281,50 @@ class ScenarioRun {
         ...result.meta !== undefined ? { meta: result.meta } : {},
       }, { surfaceOp: 'append', sourceEventSeqs: [callEvent.seq] })
     }
-    return session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) }))
+    const outcome = { events: session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) })) }
+    if (spec.bytes === true) outcome.lines = logLines(session).map(line => this.stableText(dataText(line)))
+    return outcome
+  }
+
+  /** A line's data text with each generated message id's literal replaced by `"<callId>:result"`'s. */
+  stableText(text) {
+    for (const [generated, stable] of this.messageIds) {
+      text = text.replaceAll(JSON.stringify(generated), JSON.stringify(stable))
+    }
+    return text
+  }
+
+  /**
+   * Replay a damaged copy of a persisted log: its lines as the JSONL backend writes them, damaged, framed as
+   * its reader frames them (a record ends at its newline; a last line without one is a torn tail, ignored),
+   * each parsed, then handed to the original's replay boundary, `Session.create(id, events)`.
+   */
+  replayDamaged(persistId, damage) {
+    const { lines, tail } = damageLines(logLines(this.logs.get(persistId)), damage)
+    const events = []
+    for (const [index, line] of lines.entries()) {
+      try {
+        events.push(JSON.parse(line))
+      } catch {
+        return { refused: { line: index + 1 } }
+      }
+    }
+    const seeded = (count) => {
+      try {
+        return Session.create(SessionId(`damaged-${persistId}`), events.slice(0, count))
+      } catch {
+        return undefined
+      }
+    }
+    const replayed = seeded(events.length)
+    if (replayed === undefined) {
+      let line = 1
+      while (seeded(line) !== undefined) line += 1
+      return { refused: { line } }
+    }
+    const outcome = { messages: replayed.deriveMessages().map(message => this.stableMessage(message)) }
+    if (tail !== '') outcome.torn = { line: lines.length + 1 }
+    return outcome
   }
 
   /** The code-dispatch events the bridge appended to an agent's session for the nested calls of one root call. */
@@ -1297,6 +1362,60 @@ class ScenarioRun {
       return { error: { name: contractErrorName(error), message: describeThrown(error) } }
     }
   }
+}
+
+// --- the log's lines -------------------------------------------------------------------------------
+
+/**
+ * A session's events as the original's JSONL backend writes them: one `JSON.stringify(event)` per line
+ * (`eventLines` in `dsh-session-persistence-jsonl`, which this adapter does not install).
+ */
+function logLines(session) {
+  return session.events.map(event => JSON.stringify(event))
+}
+
+/** The text of a line's `data` member, exactly as the line holds it. */
+function dataText(line) {
+  const text = JSON.stringify(JSON.parse(line).data)
+  if (!line.includes(`"data":${text}`)) throw new Error(`a log line does not hold its data as written: ${line}`)
+  return text
+}
+
+/** A log's lines damaged as a `replay` step's `damage` says (lines counted from 1), and the torn tail. */
+function damageLines(source, damage) {
+  const lines = [...source]
+  const index = (damage.line ?? 1) - 1
+  if (damage.how !== 'append' && !(index >= 0 && index < lines.length - (damage.how === 'reorder' ? 1 : 0))) {
+    throw new Error(`damage "${damage.how}" names line ${index + 1} of a log of ${lines.length} lines`)
+  }
+  let tail = ''
+  switch (damage.how) {
+    case 'torn-last-line': {
+      const last = Buffer.from(lines.pop(), 'utf8')
+      tail = last.subarray(0, Math.floor(last.length / 2)).toString('latin1')
+      break
+    }
+    case 'malformed-line': lines[index] = 'not json'; break
+    case 'drop': lines.splice(index, 1); break
+    case 'duplicate': lines.splice(index, 0, lines[index]); break
+    case 'reorder': [lines[index], lines[index + 1]] = [lines[index + 1], lines[index]]; break
+    case 'append':
+      for (const { type, data } of damage.events) {
+        const seq = lines.length
+        // a tool/result enters the surface as the agent loop appends it, citing its call's line when there is one
+        const call = type === 'tool/result'
+          ? lines.map(line => JSON.parse(line)).findLast(event => event.type === 'tool/call'
+            && event.data.callId === data?.message?.source?.callId)
+          : undefined
+        const surface = type === 'tool/result'
+          ? { ...call !== undefined ? { sourceEventSeqs: [call.seq] } : {}, surfaceOp: 'append' }
+          : {}
+        lines.push(JSON.stringify({ type, seq, time: 0, data, ...surface }))
+      }
+      break
+    default: throw new Error(`unknown damage ${JSON.stringify(damage.how)}`)
+  }
+  return { lines, tail }
 }
 
 // --- serve ------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ run:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import tempfile
@@ -59,7 +60,7 @@ from toolcontract.jsonvalue import thaw
 from toolcontract.mcp import ImageUpload, mcp_tool, public_tool_name
 from toolcontract.nested import CodeMode, ToolCallError, Tools
 from toolcontract.schema import compile_value_schema
-from toolcontract.session import SessionLog, replay
+from toolcontract.session import MalformedLogError, SessionLog, replay
 from toolcontract.spill import install_dispatch_log_spill, install_spill
 from toolcontract.timeout import install_timeout
 from toolcontract_conformance.exotic import NotExpressible, first_inexpressible, materialize
@@ -82,6 +83,7 @@ CAPABILITIES: Final = (
     "timeout",
     "schemas",
     "first-party-renderers",
+    "execution-mode",
 )
 """What the reference supports, as the ``start`` handshake announces it."""
 
@@ -318,6 +320,7 @@ class _ScenarioRun:
         self.nested: dict[Any, list[dict[str, Any]]] = {}  # by outer token
         self.dispatch_events: dict[str, list[tuple[str, Any]]] = {}  # by root call id
         self.logs: dict[str, Path] = {}
+        self.damaged: list[Path] = []  # the damaged copies replayed
         self.message_ids: dict[str, str] = {}  # generated message id -> "<callId>:result"
         self.disposers: dict[str, Callable[[], None]] = {}
         self.fixtures: dict[str, Mapping[str, Any]] = {}  # the fixture behind each tool name
@@ -369,6 +372,7 @@ class _ScenarioRun:
         projector = self._projector(projector_spec) if projector_spec is not None else None
         finalizer = self._finalizer(spec["finalizeContent"]) if "finalizeContent" in spec else None
         timeout_ms = materialize(spec["timeoutMs"]) if "timeoutMs" in spec else None
+        safe = _concurrency_check(spec["concurrencySafe"]) if "concurrencySafe" in spec else None
         body = self._body(spec["body"])
         description = spec.get("description", name)
         if output_spec is not None and "rawParameters" not in spec:
@@ -381,6 +385,7 @@ class _ScenarioRun:
                 execute=body,
                 finalize_content=finalizer,
                 timeout_ms=timeout_ms,
+                is_concurrency_safe=safe,
             )
             if "rawSchema" in output_spec:
                 definition = replace(
@@ -403,6 +408,7 @@ class _ScenarioRun:
             execute=body,
             finalize_content=finalizer,
             timeout_ms=timeout_ms,
+            is_concurrency_safe=safe,
         )
 
     def _mcp_definition(self, raw_name: str, spec: Mapping[str, Any]) -> ToolDefinition:
@@ -806,9 +812,14 @@ class _ScenarioRun:
         if "probe" in step:
             return {"frozen": self._probe(step["probe"])}
         if "persist" in step:
-            return {"events": self._persist(step["id"], step["persist"])}
+            return self._persist(step["id"], step["persist"])
         if "replay" in step:
+            if "damage" in step["replay"]:
+                return self._replay_damaged(step["replay"]["persist"], step["replay"]["damage"])
             return {"messages": self._replay(step["replay"]["persist"])}
+        if "executionMode" in step:
+            spec = step["executionMode"]
+            return {"mode": self.registry.execution_mode(spec["name"], materialize(spec["arguments"]))}
         return self._schemas()
 
     async def _call(self, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -845,7 +856,7 @@ class _ScenarioRun:
             return None
         return _resists_every_mutation(node)
 
-    def _persist(self, persist_id: str, spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def _persist(self, persist_id: str, spec: Mapping[str, Any]) -> dict[str, Any]:
         """Append the durable events of some calls to a fresh session log, as an agent loop would."""
         path = self.workdir.path() / f"{len(self.logs)}.jsonl"
         self.logs[persist_id] = path
@@ -863,7 +874,33 @@ class _ScenarioRun:
                 log.append_tool_result(
                     turn=1, step=1, call_id=call_id, result=self.results[step_id], message_id=message_id
                 )
-        return [{"type": event.type, "data": self._stable_ids(event.data)} for event in replay(path).events]
+        outcome: dict[str, Any] = {
+            "events": [{"type": event.type, "data": self._stable_ids(event.data)} for event in replay(path).events]
+        }
+        if spec.get("bytes") is True:
+            outcome["lines"] = [self._stable_text(text) for text in _data_texts(path.read_bytes())]
+        return outcome
+
+    def _stable_text(self, text: str) -> str:
+        """A line's data text with each generated message id's literal replaced by ``"<callId>:result"``'s."""
+        for generated, stable in self.message_ids.items():
+            text = text.replace(canonical_json(generated), canonical_json(stable))
+        return text
+
+    def _replay_damaged(self, persist_id: str, damage: Mapping[str, Any]) -> dict[str, Any]:
+        """Replay a damaged copy of a persisted log: its messages, the torn line it skipped, or the line it refused."""
+        source = self.logs[persist_id]
+        damaged = source.with_name(f"{source.stem}-{len(self.damaged)}-damaged.jsonl")
+        self.damaged.append(damaged)
+        damaged.write_bytes(_damage(source.read_bytes(), damage))
+        try:
+            replayed = replay(damaged)
+        except MalformedLogError as malformed:
+            return {"refused": {"line": malformed.line}}
+        outcome: dict[str, Any] = {"messages": [self._stable_message(message) for message in replayed.messages]}
+        if replayed.torn is not None:
+            outcome["torn"] = {"line": replayed.torn.line}
+        return outcome
 
     def _replay(self, persist_id: str) -> list[Any]:
         return [self._stable_message(message) for message in replay(self.logs[persist_id]).messages]
@@ -899,6 +936,58 @@ class _RunAborted(Exception):
 
 
 _MISSING: Final[Any] = object()
+
+
+def _concurrency_check(spec: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """A fixture's ``isConcurrencySafe``: a constant answer, one of its arguments, or a raise."""
+
+    def check(arguments: Any) -> Any:
+        if spec["kind"] == "raise":
+            raise _error(spec)
+        if spec["kind"] == "return-arg":
+            return arguments.get(spec["arg"]) if isinstance(arguments, Mapping) else None
+        return materialize(spec["value"])
+
+    return check
+
+
+def _data_texts(log: bytes) -> list[str]:
+    """Each line's ``data`` member as the log's own text: a line is ``{"seq":n,"type":t,"data":<text>}``."""
+    texts = []
+    for seq, line in enumerate(log.decode("utf-8").split("\n")[:-1], start=1):  # not splitlines: U+2028 is text
+        event_type = json.loads(line)["type"]
+        head = canonical_json({"seq": seq, "type": event_type})[:-1] + ',"data":'
+        if not (line.startswith(head) and line.endswith("}")):
+            raise ValueError(f"log line {seq} is not the canonical envelope {head}…}}: {line!r}")
+        texts.append(line[len(head) : -1])
+    return texts
+
+
+def _damage(log: bytes, damage: Mapping[str, Any]) -> bytes:
+    """A log's bytes damaged as a ``replay`` step's ``damage`` says (lines counted from 1)."""
+    lines = log.split(b"\n")[:-1]
+    how, index = damage["how"], damage.get("line", 1) - 1
+    if how != "append" and not 0 <= index < len(lines) - (how == "reorder"):
+        raise ValueError(f"damage {how!r} names line {index + 1} of a log of {len(lines)} lines")
+    tail = b""
+    if how == "torn-last-line":
+        last = lines.pop()
+        tail = last[: len(last) // 2]
+    elif how == "malformed-line":
+        lines[index] = b"not json"
+    elif how == "drop":
+        del lines[index]
+    elif how == "duplicate":
+        lines.insert(index, lines[index])
+    elif how == "reorder":
+        lines[index], lines[index + 1] = lines[index + 1], lines[index]
+    else:
+        for event in damage["events"]:
+            written = {"seq": len(lines) + 1, "type": event["type"], "data": event["data"]}
+            lines.append(canonical_json(written).encode("utf-8"))
+    return b"".join(line + b"\n" for line in lines) + tail
+
+
 _ARRAY_INDEX: Final = re.compile(r"0|[1-9][0-9]*")
 
 
