@@ -1371,7 +1371,14 @@ class ScenarioRun {
     if (this.pending !== undefined) await Promise.all(this.pending.splice(0))
     if (step.call !== undefined) return this.call(step)
     if (step.probe !== undefined) return { frozen: this.probe(step.probe) }
-    if (step.persist !== undefined) return { events: this.persist(step.id, step.persist) }
+    if (step.persist !== undefined) {
+      try {
+        return { events: this.persist(step.id, step.persist) }
+      } catch (error) {
+        // the original may fail to make a result's message (a RangeError of structuredClone, for deep content)
+        return { error: { name: contractErrorName(error), message: describeThrown(error) } }
+      }
+    }
     if (step.replay !== undefined) return { messages: this.replay(step.replay.persist) }
     return this.schemas()
   }

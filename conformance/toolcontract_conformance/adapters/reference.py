@@ -810,7 +810,10 @@ class _ScenarioRun:
         if "probe" in step:
             return {"frozen": self._probe(step["probe"])}
         if "persist" in step:
-            return {"events": self._persist(step["id"], step["persist"])}
+            try:
+                return {"events": self._persist(step["id"], step["persist"])}
+            except Exception as error:
+                return {"error": {"name": contract_error_name(error), "message": error_message(error)}}
         if "replay" in step:
             return {"messages": self._replay(step["replay"]["persist"])}
         return self._schemas()
