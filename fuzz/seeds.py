@@ -43,10 +43,19 @@ def golden_texts() -> tuple[bytes, ...]:
     return tuple(path.read_bytes() for path in _files("snapshots/scenarios"))
 
 
+def _parsed(texts: tuple[bytes, ...]) -> Iterator[Any]:
+    # A golden of a value 100,000 levels deep is too deep for the recursive parser, and for the targets that take
+    # these seeds: their mutations are about shape, so such a golden is left out.
+    for text in texts:
+        try:
+            yield json.loads(text)
+        except RecursionError:
+            continue
+
+
 def documents() -> Iterator[Any]:
-    """Every scenario and golden transcript, parsed."""
-    for text in scenario_texts() + golden_texts():
-        yield json.loads(text)
+    """Every scenario and golden transcript (but those nested too deep for recursion), parsed."""
+    yield from _parsed(scenario_texts() + golden_texts())
 
 
 def _event_lists(value: Any) -> Iterator[list[dict[str, Any]]]:
@@ -66,6 +75,10 @@ def _event_lists(value: Any) -> Iterator[list[dict[str, Any]]]:
 def logged_events() -> Iterator[list[dict[str, Any]]]:
     """The session-log events (``type`` and ``data``) the goldens record, one list per log."""
     for text in golden_texts():
+        try:
+            json.loads(text)  # a golden too deep for the recursive parser is left out, as documents() does
+        except RecursionError:
+            continue
         # read as JSON.parse reads it: 100000000000000000000 in a golden is the double 1e20, not an unsafe int
         yield from _event_lists(parse_model_arguments(text))
 

@@ -16,10 +16,22 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from toolcontract import ABSENT, ErrorInfo, FrozenDict, FrozenList, ToolError, ToolFailure, ToolResult, ToolSuccess
+from toolcontract import (
+    ABSENT,
+    ErrorInfo,
+    FrozenDict,
+    FrozenList,
+    ToolError,
+    ToolFailure,
+    ToolResult,
+    ToolSuccess,
+    _fused,
+    _schema_deep,
+)
 from toolcontract import registry as registry_module
 from toolcontract import session as session_module
-from toolcontract.jsonvalue import freeze, snapshot_json, thaw
+from toolcontract._text_cache import TextKeyedCache
+from toolcontract.jsonvalue import NotLosslessJson, Rejection, freeze, snapshot_json, thaw
 from toolcontract_conformance.adapters.reference import ReferenceImplementation
 from toolcontract_conformance.implementation import ImplementationInfo, Outcome
 
@@ -285,6 +297,63 @@ def _content_replacement_unconcludes(before: ToolResult, after: ToolResult) -> T
 
 
 @contextlib.contextmanager
+def _fused_accepts_booleans_as_integers() -> Iterator[None]:
+    """The generated integer check tests ``isinstance(v, int)``, which a ``bool`` passes: only once a tool has
+    normalized enough items to use the generated code (the step-by-step validator stays right)."""
+    original = _fused._Generator.scalar_check
+
+    def scalar_check(self: Any, schema: Any, var: str) -> list[str]:
+        return [line.replace("elif t is int:", "elif t is int or t is bool:") for line in original(self, schema, var)]
+
+    # a fresh cache, so that the sound normalizers generated before are not reused, nor the broken ones after
+    with (
+        mock.patch.object(_fused._Generator, "scalar_check", scalar_check),
+        mock.patch.object(_fused, "_GENERATED", TextKeyedCache()),
+    ):
+        yield
+
+
+def _path_depth(path: Any) -> int:
+    depth = 0
+    while isinstance(path, tuple):
+        path, _ = path
+        depth += 1
+    return depth
+
+
+def _deep_schema_engine_stops(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The iterative engine (schemas taller than the closures take) checks nothing below 200 levels."""
+
+    def collect(node: Any, value: Any, path: Any, out: list[str], use_closures: bool) -> Any:
+        if _path_depth(path) > 200:
+            return None
+        return (yield from original(node, value, path, out, use_closures))
+
+    return collect
+
+
+def _recursive_snapshot(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A snapshot that walks the value recursively, and takes running out of stack for a value not lossless."""
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    def snapshot(value: Any) -> Any:
+        try:
+            walk(value)
+        except RecursionError:
+            raise NotLosslessJson([Rejection((), "cycle")]) from None
+        return original(value)
+
+    return snapshot
+
+
+@contextlib.contextmanager
 def _both(*injections: Callable[[], contextlib.AbstractContextManager[Any]]) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         for inject in injections:
@@ -399,4 +468,11 @@ BUGS: tuple[Bug, ...] = (
         "R-REG-9",
         lambda: mock.patch.object(Registry, "execution_mode", _truthy_execution_mode),
     ),
+    Bug("fused-accepts-booleans-as-integers", "R-VAL-7", _fused_accepts_booleans_as_integers),
+    Bug(
+        "deep-schema-engine-stops-at-200-levels",
+        "R-VAL-5",
+        _wrap_module_function(_schema_deep, "_collect", _deep_schema_engine_stops),
+    ),
+    Bug("recursive-snapshot", "R-ARGS-1", _wrap_module_function(registry_module, "snapshot_json", _recursive_snapshot)),
 )

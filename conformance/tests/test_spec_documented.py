@@ -110,6 +110,8 @@ def expected() -> Iterator[tuple[str, str, list[str]]]:
         yield "Capabilities", name, []
     for name in [*definition("exoticKind")["enum"], *definition("exotic")["properties"]]:
         yield "Exotic values", name, []
+    for name in [*definition("generatorKind")["enum"], *definition("generate")["properties"]]:
+        yield "Generated values", name, []
     for name in definition("context")["properties"]:
         yield "Additional contexts", name, []
     for name in scenario["properties"]["golden"]["properties"]:
@@ -187,6 +189,8 @@ def _used(example: Example) -> Iterator[tuple[str, str]]:
         if isinstance(node, dict):
             if "$exotic" in node:
                 yield "exotic tag", node["$exotic"]
+            if "$generate" in node:
+                yield "generator tag", node["$generate"]
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
@@ -198,6 +202,7 @@ def unexemplified(examples: list[Example]) -> list[str]:
     wanted = [("capability", name) for name in definition("capability")["enum"]]
     wanted += [("step", name) for name in step_kinds()]
     wanted += [("exotic tag", name) for name in definition("exoticKind")["enum"]]
+    wanted += [("generator tag", name) for name in definition("generatorKind")["enum"]]
     for place, defined in PLACES.items():
         what = f"{place} action" if place in STAGES else place
         wanted += [(what, name) for name, _ in kinds(defined)]

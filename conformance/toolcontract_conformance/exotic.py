@@ -123,14 +123,24 @@ def materialize(value: Any) -> Any:
 
 
 def _materialize(value: Any) -> Any:
-    # Only values that hold a tag get here; scenario documents nest them shallowly, so recursion is fine.
-    if isinstance(value, dict):
-        if "$exotic" in value:
-            kind = value["$exotic"]
-            if kind in PYTHON_INEXPRESSIBLE:
-                raise NotExpressible(kind)
-            return _BUILDERS[kind]()
-        return {key: _materialize(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_materialize(item) for item in value]
-    return value
+    # Without recursion: a generated value holding a tag may be nested a hundred thousand levels deep.
+    root: list[Any] = [None]
+    work: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while work:
+        node, target, slot = work.pop()
+        if isinstance(node, dict):
+            if "$exotic" in node:
+                kind = node["$exotic"]
+                if kind in PYTHON_INEXPRESSIBLE:
+                    raise NotExpressible(kind)
+                target[slot] = _BUILDERS[kind]()
+                continue
+            copied: Any = dict.fromkeys(node)
+            work.extend((item, copied, key) for key, item in node.items())
+        elif isinstance(node, list):
+            copied = [None] * len(node)
+            work.extend((item, copied, index) for index, item in enumerate(node))
+        else:
+            copied = node
+        target[slot] = copied
+    return root[0]

@@ -35,6 +35,7 @@ from hypothesis.strategies import SearchStrategy
 from toolcontract import canonical_json
 from toolcontract_conformance.adapters import reference as reference_adapter
 from toolcontract_conformance.diff import Difference, Path, compare, format_path
+from toolcontract_conformance.generate import expand
 from toolcontract_conformance.implementation import Errored, Implementation, Outcome, Ran, Skipped
 from toolcontract_conformance.scenario import iter_exotic_tags
 from toolcontract_conformance.strategies import (
@@ -538,7 +539,7 @@ def _probed_container(probe: Mapping[str, Any], documents: Mapping[str, Any], st
     """Whether the probed path ends at a container (``None`` when the transcript cannot tell)."""
     target = probe["target"]
     if target == "arguments":
-        arguments = documents[probe["step"]]["call"]["arguments"]
+        arguments = expand(documents[probe["step"]]["call"]["arguments"])
         if any(True for _ in iter_exotic_tags(arguments)):
             return None  # non-lossless arguments have no snapshot; some exotic ones are accepted as plain data
         node = arguments

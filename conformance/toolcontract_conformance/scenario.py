@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from toolcontract_conformance.deepjson import NESTING_LIMIT, TooDeep, first_too_deep, loads
 from toolcontract_conformance.diff import format_path
+from toolcontract_conformance.generate import holds_generator_tags, tag_problems
 from toolcontract_conformance.locations import scenarios_dir
 
 if TYPE_CHECKING:
@@ -178,7 +179,11 @@ def _scenario(data: Any, path: Path | None) -> Scenario:
 
 
 def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """What the schema cannot check: unique step ids and references that must name earlier steps."""
+    """What the schema cannot check: generator tags, unique step ids and references that must name earlier steps."""
+    for path, reason in tag_problems(data):
+        yield format_path(path), reason
+    if "generated-values" not in data.get("requires", ()) and holds_generator_tags(data):
+        yield "$.requires", "a scenario holding generator tags requires generated-values"
     steps: Sequence[Mapping[str, Any]] = data["steps"]
     kinds: dict[str, str] = {}
     call_ids: set[str] = set()
@@ -192,6 +197,11 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         elif "probe" in step:
             if kinds.get(step["probe"]["step"]) != "call":
                 yield f"{here}.probe.step", f"{step['probe']['step']!r} is not an earlier call step"
+            path = step["probe"]["path"]
+            if isinstance(path, dict) and (
+                path.get("$generate") != "repeat" or type(path.get("item")) not in {str, int}
+            ):
+                yield f"{here}.probe.path", "a generated path is a repeat of one key or index"
         elif "persist" in step:
             persisted = step["persist"]["steps"]
             raw = step["persist"].get("rawArguments", {})

@@ -27,6 +27,7 @@ from toolcontract.renderers import FAMILIES
 from toolcontract.schema import Validator, compile_validator, compile_value_schema
 from toolcontract_conformance import seeded
 from toolcontract_conformance.exotic import PYTHON_INEXPRESSIBLE
+from toolcontract_conformance.generate import holds_generator_tags, utf16_length
 from toolcontract_conformance.scenario import FORMAT_VERSION, iter_exotic_tags, scenario_schema
 
 __all__ = [
@@ -376,6 +377,7 @@ SCENARIO_CAPABILITIES: Final[tuple[str, ...]] = (
     "schemas",
     "first-party-renderers",
     "execution-mode",
+    "generated-values",
 )
 """The optional capabilities generated scenarios may require, in the order of ``requires``."""
 
@@ -988,6 +990,8 @@ class ScenarioBuilder:
             "hooks": _copied(self.hooks),
             "steps": _copied(self.steps),
         }
+        if self.allows("generated-values"):
+            _write_compactly(document)
         document["requires"] = _requirements(document)
         return document
 
@@ -1285,6 +1289,44 @@ def _copied(value: Any) -> Any:
     return value
 
 
+def _write_compactly(document: dict[str, Any]) -> None:
+    """Write the call arguments and returned values of a document with generator tags wherever one stands for
+    exactly the same JSON (a run of equal items, a one-item array, a one-member object, a repeated character),
+    so that drawn scenarios exercise the tags without changing what they mean."""
+    for step in document["steps"]:
+        if "call" in step:
+            step["call"]["arguments"] = _compacted(step["call"]["arguments"], top=True)
+    for tool in document["tools"].values():
+        body = tool.get("body")
+        while isinstance(body, dict):
+            if body.get("kind") == "return":
+                body["value"] = _compacted(body["value"], top=True)
+            body = body.get("then")
+
+
+def _compacted(value: Any, top: bool = False) -> Any:
+    """``value`` with its compactable parts written as generator tags (drawn values are shallow: recursion is
+    fine); ``top`` keeps an arguments object an object, so that the argument checks still see one."""
+    if isinstance(value, dict):
+        if "$exotic" in value or "$generate" in value:
+            return value
+        members = {key: _compacted(item) for key, item in value.items()}
+        if len(members) == 1 and not top:
+            ((key, item),) = members.items()
+            return {"$generate": "nest", "depth": 1, "in": "object", "key": key, "leaf": item}
+        return members
+    if isinstance(value, list):
+        items = [_compacted(item) for item in value]
+        if len(items) >= 2 and all(item == items[0] for item in items) and _has_no_tag(items[0]):
+            return {"$generate": "repeat", "count": len(items), "item": items[0]}
+        if len(items) == 1:
+            return {"$generate": "nest", "depth": 1, "in": "array", "leaf": items[0]}
+        return items
+    if isinstance(value, str) and len(value) >= 2 and len(set(value)) == 1:
+        return {"$generate": "string", "length": utf16_length(value), "unit": value[0]}
+    return value
+
+
 def _container_paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[list[str | int]]:
     """The paths of the lists and objects inside a scenario value (exotic tags are not containers)."""
     if isinstance(value, dict) and "$exotic" not in value:
@@ -1336,6 +1378,8 @@ def _requirements(document: Mapping[str, Any]) -> list[str]:
         "concurrencySafe" in tool for tool in document["tools"].values()
     ):
         needed.add("execution-mode")
+    if holds_generator_tags(document):
+        needed.add("generated-values")
     return [capability for capability in SCENARIO_CAPABILITIES if capability in needed]
 
 

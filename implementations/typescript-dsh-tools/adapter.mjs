@@ -10,7 +10,8 @@
 //    the scenario's hooks in list order, each applying only to the calls its `steps` filter names.
 // 4. Steps: direct calls through `ctx.tools.execute`, freeze probes, persist and replay through a real
 //    `@deepseek-ai/dsh-session` Session, and `schemas`.
-// 5. The transcript, built in the format's key order and written with `JSON.stringify`.
+// 5. The transcript, built in the format's key order and written with `JSON.stringify` (by an equivalent writer
+//    with an explicit stack for a transcript too deep for V8's recursive one).
 //
 // Standard output carries protocol lines only: everything else the process prints goes to standard error.
 
@@ -76,6 +77,7 @@ const CAPABILITIES = [
   'schemas',
   'timeout',
   'execution-mode',
+  'generated-values',
   ...firstParty?.firstPartyRenderer !== undefined ? ['first-party-renderers'] : [],
 ]
 
@@ -201,16 +203,196 @@ function exoticValue(tag) {
 
 /** `value` with every exotic tag replaced by a fresh native value (a fresh copy of the document). */
 function materialize(value) {
-  if (Array.isArray(value)) return value.map(materialize)
-  if (value !== null && typeof value === 'object') {
-    if (Object.hasOwn(value, '$exotic')) return exoticValue(value)
-    const copy = {}
-    for (const [key, item] of Object.entries(value)) {
-      Object.defineProperty(copy, key, { value: materialize(item), enumerable: true, writable: true, configurable: true })
+  // Without recursion: a generated value holding a tag may be nested a hundred thousand levels deep.
+  const root = [undefined]
+  const work = [[value, root, 0]]
+  while (work.length > 0) {
+    const [node, target, slot] = work.pop()
+    let built = node
+    if (Array.isArray(node)) {
+      built = []
+      for (let index = 0; index < node.length; index += 1) {
+        built.push(undefined)
+        work.push([node[index], built, index])
+      }
+    } else if (node !== null && typeof node === 'object') {
+      if (Object.hasOwn(node, '$exotic')) {
+        built = exoticValue(node)
+      } else {
+        built = {}
+        for (const [key, item] of Object.entries(node)) {
+          // defined, not assigned: an own `__proto__` key stays data; defined now, so the key order is the document's
+          Object.defineProperty(built, key, { value: undefined, enumerable: true, writable: true, configurable: true })
+          work.push([item, built, key])
+        }
+      }
     }
-    return copy
+    target[slot] = built
   }
-  return value
+  return root[0]
+}
+
+// --- generated values ------------------------------------------------------------------------------
+
+/** True when `value` holds a generator tag (docs/protocol.md, "Generated values"). */
+function holdsGeneratorTags(value) {
+  const stack = [value]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item)
+    } else if (node !== null && typeof node === 'object') {
+      if (Object.hasOwn(node, '$generate')) return true
+      for (const item of Object.values(node)) stack.push(item)
+    }
+  }
+  return false
+}
+
+/** `document` with every generator tag replaced by the JSON value it stands for, built without recursion. */
+function expandGenerated(document) {
+  if (!holdsGeneratorTags(document)) return document
+  const root = [undefined]
+  const work = [[document, root, 0]]
+  const place = (node, target, slot) => {
+    if (node !== null && typeof node === 'object') {
+      setMember(target, slot, null) // keeps an object's member order while the member waits to be built
+      work.push([node, target, slot])
+    } else {
+      setMember(target, slot, node)
+    }
+  }
+  const build = (node) => {
+    if (Array.isArray(node)) {
+      const built = []
+      node.forEach((item, index) => place(item, built, index))
+      return built
+    }
+    if (node === null || typeof node !== 'object') return node
+    if (!Object.hasOwn(node, '$generate')) {
+      const built = {}
+      for (const [key, item] of Object.entries(node)) place(item, built, key)
+      return built
+    }
+    switch (node.$generate) {
+      case 'string': {
+        const unit = node.unit ?? 'a'
+        return unit.repeat(node.length / unit.length)
+      }
+      case 'repeat': {
+        const built = []
+        for (let index = 0; index < node.count; index += 1) place(node.item, built, index)
+        return built
+      }
+      case 'object': {
+        const built = {}
+        for (let index = 0; index < node.count; index += 1) place(node.value, built, `${node.key}${index}`)
+        return built
+      }
+      case 'nest': {
+        if (node.depth === 0) return build(node.leaf)
+        const holder = [undefined]
+        let target = holder
+        let slot = 0
+        for (let level = 0; level < node.depth; level += 1) {
+          let built
+          if (node.in === 'object') {
+            built = {}
+            for (const [key, item] of Object.entries(node.with ?? {})) place(item, built, key)
+            setMember(built, node.key, null)
+          } else {
+            built = [null]
+          }
+          setMember(target, slot, built)
+          target = built
+          slot = node.in === 'object' ? node.key : 0
+        }
+        place(node.leaf, target, slot)
+        return holder[0]
+      }
+      default:
+        throw new Error(`unknown generator ${JSON.stringify(node.$generate)}`)
+    }
+  }
+  while (work.length > 0) {
+    const [node, target, slot] = work.pop()
+    setMember(target, slot, build(node))
+  }
+  return root[0]
+}
+
+/** `target[slot] = value`, where an object's `__proto__` key is data, as `JSON.parse` makes it. */
+function setMember(target, slot, value) {
+  if (Array.isArray(target)) target[slot] = value
+  else Object.defineProperty(target, slot, { value, enumerable: true, writable: true, configurable: true })
+}
+
+// --- canonical JSON text ---------------------------------------------------------------------------
+
+/** `JSON.stringify(value, null, indent)`, also for a value nested too deep for V8's recursive writer. */
+function writeJson(value, indent) {
+  try {
+    return JSON.stringify(value, null, indent)
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error
+  }
+  return writeJsonIteratively(value, indent)
+}
+
+/** What `JSON.stringify` writes for a value that is not a container; `undefined` for what it leaves out. */
+function scalarJson(value) {
+  if (value === null) return 'null'
+  switch (typeof value) {
+    case 'string': return JSON.stringify(value)
+    case 'number': return Number.isFinite(value) ? String(value) : 'null'
+    case 'boolean': return value ? 'true' : 'false'
+    case 'bigint': throw new TypeError('Do not know how to serialize a BigInt')
+    default: return undefined
+  }
+}
+
+function skippedByJson(value) {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol'
+}
+
+/** `JSON.stringify(value, null, indent)` of plain data (no `toJSON`, no cycles), with an explicit stack. */
+function writeJsonIteratively(value, indent) {
+  const gap = typeof indent === 'number' ? ' '.repeat(Math.max(0, Math.min(10, Math.trunc(indent)))) : ''
+  const parts = []
+  const frames = []
+  const write = (node) => {
+    if (node !== null && typeof node === 'object') {
+      const isArray = Array.isArray(node)
+      frames.push({ node, keys: isArray ? undefined : Object.keys(node), next: 0, written: 0, isArray })
+      parts.push(isArray ? '[' : '{')
+      return true
+    }
+    const text = scalarJson(node)
+    if (text === undefined) return false
+    parts.push(text)
+    return true
+  }
+  if (!write(value)) return undefined
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1]
+    const depth = frames.length
+    const size = frame.isArray ? frame.node.length : frame.keys.length
+    if (frame.next >= size) {
+      frames.pop()
+      if (frame.written > 0 && gap !== '') parts.push(`\n${gap.repeat(depth - 1)}`)
+      parts.push(frame.isArray ? ']' : '}')
+      continue
+    }
+    const at = frame.next
+    frame.next += 1
+    const item = frame.isArray ? frame.node[at] : frame.node[frame.keys[at]]
+    if (!frame.isArray && skippedByJson(item)) continue
+    parts.push(`${frame.written > 0 ? ',' : ''}${gap !== '' ? `\n${gap.repeat(depth)}` : ''}`)
+    if (!frame.isArray) parts.push(`${JSON.stringify(frame.keys[at])}:${gap !== '' ? ' ' : ''}`)
+    frame.written += 1
+    if (!write(item)) parts.push('null')
+  }
+  return parts.join('')
 }
 
 // --- what the transcript reports -------------------------------------------------------------------
@@ -326,7 +508,7 @@ function text(value) {
 }
 
 function asText(value) {
-  return typeof value === 'string' ? value : JSON.stringify(value)
+  return typeof value === 'string' ? value : writeJson(value)
 }
 
 /** A child on a probe path or a `field` renderer: an own key of an object, an index of an array. */
@@ -554,11 +736,12 @@ class ScenarioModels extends LlmAdapter {
 async function runScenario(scenario) {
   const missing = (scenario.requires ?? []).find(need => !CAPABILITIES.includes(need))
   if (missing !== undefined) return { skipped: `missing capability: ${missing}` }
-  const kind = firstInexpressible(scenario)
+  const kind = firstInexpressible(scenario) // a generator tag holds its exotic tags in document order too
   if (kind !== undefined) return { skipped: `not expressible: ${kind}` }
+  scenario = expandGenerated(scenario) // the generator tags: the document they stand for
   const run = new ScenarioRun(scenario)
   try {
-    return { transcript: JSON.stringify(await run.run()) }
+    return { transcript: writeJson(await run.run()) }
   } finally {
     await run.close()
   }
@@ -767,7 +950,7 @@ class ScenarioRun {
         return (_args, value) => [text(prefix + asText(value))]
       }
       case 'json':
-        return (_args, value) => [text(JSON.stringify(value, null, spec.indent))]
+        return (_args, value) => [text(writeJson(value, spec.indent))]
       case 'field': {
         const prefix = spec.prefix ?? ''
         return (_args, value) => [text(prefix + fieldText(value, spec.name))]
@@ -1203,7 +1386,14 @@ class ScenarioRun {
     if (this.pending !== undefined) await Promise.all(this.pending.splice(0))
     if (step.call !== undefined) return this.call(step)
     if (step.probe !== undefined) return { frozen: this.probe(step.probe) }
-    if (step.persist !== undefined) return this.persist(step.id, step.persist)
+    if (step.persist !== undefined) {
+      try {
+        return this.persist(step.id, step.persist)
+      } catch (error) {
+        // the original may fail to make a result's message (a RangeError of structuredClone, for deep content)
+        return { error: { name: contractErrorName(error), message: describeThrown(error) } }
+      }
+    }
     if (step.replay !== undefined) {
       if (step.replay.damage !== undefined) return this.replayDamaged(step.replay.persist, step.replay.damage)
       return { messages: this.replay(step.replay.persist) }
@@ -1267,7 +1457,7 @@ class ScenarioRun {
     for (const stepId of spec.steps) {
       const call = this.steps.get(stepId).call
       const callId = this.callIds.get(stepId)
-      const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : JSON.stringify(call.arguments)
+      const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : writeJson(call.arguments)
       const callEvent = session.append('tool/call', { turn: 1, step: 1, callId, name: call.name, arguments: raw })
       for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
       const result = this.results.get(stepId)
@@ -1340,7 +1530,7 @@ class ScenarioRun {
 
   /** The messages derived from a persisted log alone: its events read back into a fresh Session. */
   replay(persistId) {
-    const lines = this.logs.get(persistId).events.map(event => JSON.stringify(event))
+    const lines = this.logs.get(persistId).events.map(event => writeJson(event))
     const replayed = Session.create(SessionId(`replay-${persistId}`), lines.map(line => JSON.parse(line)))
     return replayed.deriveMessages().map(message => this.stableMessage(message))
   }

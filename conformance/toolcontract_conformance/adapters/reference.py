@@ -4,7 +4,8 @@ This module is the worked example for adapter authors. It reads top to bottom in
 run:
 
 1. **Applicability.** A scenario that needs a capability this implementation lacks, or holds an exotic value
-   Python cannot express, is answered :class:`Skipped` (never passed).
+   Python cannot express, is answered :class:`Skipped` (never passed). Its generator tags are expanded first:
+   the scenario run is the document they stand for.
 2. **Fixture tools.** Each tool of the scenario is built from the behaviour catalogue (renderers, metadata
    projectors, bodies, content finalizers) and registered; failed registrations are recorded.
 3. **Hooks.** One pass-through instrumentation hook per stage is installed first (outermost), counting the
@@ -64,6 +65,7 @@ from toolcontract.session import MalformedLogError, SessionLog, replay
 from toolcontract.spill import install_dispatch_log_spill, install_spill
 from toolcontract.timeout import install_timeout
 from toolcontract_conformance.exotic import NotExpressible, first_inexpressible, materialize
+from toolcontract_conformance.generate import expand
 from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
 from toolcontract_conformance.scenario import FORMAT_VERSION
 
@@ -84,6 +86,7 @@ CAPABILITIES: Final = (
     "schemas",
     "first-party-renderers",
     "execution-mode",
+    "generated-values",
 )
 """What the reference supports, as the ``start`` handshake announces it."""
 
@@ -142,9 +145,10 @@ def run_scenario(scenario: Mapping[str, Any]) -> Ran | Skipped:
     missing = [need for need in scenario.get("requires", ()) if need not in CAPABILITIES]
     if missing:
         return Skipped(f"missing capability: {missing[0]}")
-    kind = first_inexpressible(scenario)
+    kind = first_inexpressible(scenario)  # a generator tag holds its exotic tags in document order too
     if kind is not None:
         return Skipped(f"not expressible: {kind}")
+    scenario = expand(scenario)  # the generator tags: the document they stand for
     with _contained_warnings(), _LazyWorkdir() as workdir:
         transcript = _run_in_fresh_loop(_ScenarioRun(scenario, workdir).run())
     return Ran(canonical_json(transcript))
@@ -812,7 +816,10 @@ class _ScenarioRun:
         if "probe" in step:
             return {"frozen": self._probe(step["probe"])}
         if "persist" in step:
-            return self._persist(step["id"], step["persist"])
+            try:
+                return self._persist(step["id"], step["persist"])
+            except Exception as error:
+                return {"error": {"name": contract_error_name(error), "message": error_message(error)}}
         if "replay" in step:
             if "damage" in step["replay"]:
                 return self._replay_damaged(step["replay"]["persist"], step["replay"]["damage"])
