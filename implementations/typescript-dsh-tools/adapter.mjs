@@ -476,9 +476,13 @@ function keyOrder(node) {
   return null
 }
 
-/** A result's value (absent on a failure) and content, as a `mutate-then` behaviour reports them. */
-function resultParts(result) {
-  return { value: result.isError ? MISSING : result.value, content: result.content }
+/**
+ * A result's value and content, as a `mutate-then` behaviour reports them: a failure has no value, and before the
+ * final result its content is not tried either (the contract leaves its freezing open).
+ */
+function resultParts(result, final = false) {
+  if (!result.isError) return { value: result.value, content: result.content }
+  return { value: MISSING, content: final ? result.content : MISSING }
 }
 
 // --- the MCP fixture server ------------------------------------------------------------------------
@@ -849,7 +853,7 @@ class ScenarioRun {
       case 'replace': return materialize(spec.content)
       case 'truncate': return truncateFirstText(result.content, spec.chars)
       case 'mutate-then':
-        this.report(exec, 'finalizeContent', { arguments: exec.arguments, ...resultParts(result) })
+        this.report(exec, 'finalizeContent', { arguments: exec.arguments, ...resultParts(result, true) })
         return this.finalizeAs(spec.then, exec, result)
       default: throw new Error(spec.message)
     }
@@ -1163,7 +1167,7 @@ class ScenarioRun {
           this.hookDisposers.push(ctx.on('tools/result', (exec, result) => {
             if (!applies(exec)) return
             if (action.kind === 'mutate') {
-              this.report(exec, 'result-observer', { arguments: exec.arguments, ...resultParts(result) })
+              this.report(exec, 'result-observer', { arguments: exec.arguments, ...resultParts(result, true) })
               return
             }
             throw behaviourError(action)

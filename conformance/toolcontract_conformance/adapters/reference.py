@@ -526,7 +526,7 @@ class _ScenarioRun:
         if kind == "truncate":
             return _truncate_first_text(result.content, spec["chars"])
         if kind == "mutate-then":
-            self._report(run, "finalizeContent", arguments=run.arguments, **_result_parts(result))
+            self._report(run, "finalizeContent", arguments=run.arguments, **_result_parts(result, final=True))
             return self._finalize_as(spec["then"], run, result)
         raise RuntimeError(spec["message"])
 
@@ -856,7 +856,7 @@ class _ScenarioRun:
             if not applies(run):
                 return
             if action["kind"] == "mutate":
-                self._report(run, "result-observer", arguments=run.arguments, **_result_parts(result))
+                self._report(run, "result-observer", arguments=run.arguments, **_result_parts(result, final=True))
                 return
             raise _error(action)
 
@@ -1088,9 +1088,12 @@ def _keys_report(args: Any, value: Any) -> dict[str, Any]:
     return {"arguments": _key_order(args), "value": _key_order(value)}
 
 
-def _result_parts(result: ToolResult) -> dict[str, Any]:
-    """A result's value (absent on a failure) and content, as a ``mutate-then`` behaviour reports them."""
-    return {"value": result.value if isinstance(result, ToolSuccess) else _MISSING, "content": result.content}
+def _result_parts(result: ToolResult, *, final: bool = False) -> dict[str, Any]:
+    """A result's value and content, as a ``mutate-then`` behaviour reports them: a failure has no value, and
+    before the final result its content is not tried either (the contract leaves its freezing open)."""
+    if isinstance(result, ToolSuccess):
+        return {"value": result.value, "content": result.content}
+    return {"value": _MISSING, "content": result.content if final else _MISSING}
 
 
 def _resists_every_mutation(container: dict[str, Any] | list[Any]) -> bool:
