@@ -28,6 +28,7 @@ from toolcontract import (
     _fused,
     _schema_deep,
 )
+from toolcontract import jsonvalue as jsonvalue_module
 from toolcontract import registry as registry_module
 from toolcontract import session as session_module
 from toolcontract._text_cache import TextKeyedCache
@@ -296,6 +297,63 @@ def _content_replacement_unconcludes(before: ToolResult, after: ToolResult) -> T
     return after
 
 
+def _renders_an_unfrozen_value() -> contextlib.AbstractContextManager[Any]:
+    # the value is frozen only after render: the renderer is handed a mutable copy
+    original = Registry._project
+
+    def project(name: str, projector: str, function: Callable[..., Any], arguments: Any, value: Any) -> Any:
+        return original(name, projector, function, arguments, thaw(value) if projector == "render" else value)
+
+    return mock.patch.object(Registry, "_project", staticmethod(project))
+
+
+def _snapshot_keeps_insertion_order() -> contextlib.AbstractContextManager[Any]:
+    # array-index keys stay where they were inserted; the canonical writer still writes them first
+    return mock.patch.object(jsonvalue_module, "_reordered", lambda mapping: FrozenDict(mapping))
+
+
+@contextlib.contextmanager
+def _provenance_by_call_id() -> Iterator[None]:
+    # trusts any result the registry built for a call of the same call id, not only this call's own
+    built: list[tuple[str, ToolResult]] = []
+    create_success = Registry._create_success
+    normalize = Registry._normalize_dispatch_result
+
+    def create(self: Any, run: Any, state: Any, entry: Any, candidate: Any) -> ToolSuccess:
+        result = create_success(self, run, state, entry, candidate)
+        built.append((run.call_id, result))
+        return result
+
+    def normalize_by_call_id(self: Any, run: Any, state: Any, result: Any) -> Any:
+        if any(call_id == run.call_id and held is result for call_id, held in built):
+            return _owned(state, result)
+        return normalize(self, run, state, result)
+
+    with (
+        mock.patch.object(Registry, "_create_success", create),
+        mock.patch.object(Registry, "_normalize_dispatch_result", normalize_by_call_id),
+    ):
+        yield
+
+
+def _hook_disposers_keep_the_hook() -> contextlib.AbstractContextManager[Any]:
+    original = Registry._add
+
+    def add(hooks: list[Any], hook: Any, *, prepend: bool) -> Any:
+        original(hooks, hook, prepend=prepend)
+        return lambda: None
+
+    return mock.patch.object(Registry, "_add", staticmethod(add))
+
+
+def _replacement_checked_only_at_entry(original: Callable[..., Any]) -> Callable[..., Any]:
+    # an already aborted replacement still stops the body, but the body's signal follows the caller's alone
+    def fuse_signals(caller: Any, wrapper: Any) -> Any:
+        return original(caller, wrapper) if wrapper is not None and wrapper.aborted else original(caller)
+
+    return fuse_signals
+
+
 @contextlib.contextmanager
 def _fused_accepts_booleans_as_integers() -> Iterator[None]:
     """The generated integer check tests ``isinstance(v, int)``, which a ``bool`` passes: only once a tool has
@@ -475,4 +533,13 @@ BUGS: tuple[Bug, ...] = (
         _wrap_module_function(_schema_deep, "_collect", _deep_schema_engine_stops),
     ),
     Bug("recursive-snapshot", "R-ARGS-1", _wrap_module_function(registry_module, "snapshot_json", _recursive_snapshot)),
+    Bug("renderer-handed-an-unfrozen-value", "R-NORM-1", _renders_an_unfrozen_value),
+    Bug("snapshot-keeps-insertion-order", "R-SNAP-4", _snapshot_keeps_insertion_order),
+    Bug("provenance-by-call-id", "R-TOK-1", _provenance_by_call_id),
+    Bug("hook-disposer-keeps-the-hook", "R-REG-10", _hook_disposers_keep_the_hook),
+    Bug(
+        "replacement-signal-checked-only-at-entry",
+        "R-WRAP-7",
+        _wrap_module_function(registry_module, "fuse_signals", _replacement_checked_only_at_entry),
+    ),
 )

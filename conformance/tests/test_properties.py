@@ -102,12 +102,24 @@ def test_scenarios_stay_within_the_capabilities_and_kinds_given(scenario: dict[s
 
 # Every kind of behaviour the builder draws, by where it appears: drawing cheaply must not drop any.
 CATALOGUE = {
-    "render": {"text", "json", "field", "blocks", "constant", "raise", "exotic", "first-party"},
-    "presentationMeta": {"constant", "null", "value", "wrap", "raise", "exotic"},
-    "finalizeContent": {"keep", "replace", "truncate", "raise"},
-    "body": {"return", "return-arg", "raise", "program", "defer", "conclude", "abort-caller", "await-abort"},
-    "pre-execute": {"allow", "deny", "ask", "raise", "abort-caller"},
-    "guard": {"pass", "deny", "raise"},
+    "render": {"text", "json", "field", "blocks", "constant", "raise", "exotic", "first-party", "mutate-then", "keys"},
+    "presentationMeta": {"constant", "null", "value", "wrap", "raise", "exotic", "mutate-then"},
+    "finalizeContent": {"keep", "replace", "truncate", "raise", "mutate-then"},
+    "body": {
+        "return",
+        "return-arg",
+        "raise",
+        "program",
+        "defer",
+        "conclude",
+        "abort-caller",
+        "await-abort",
+        "mutate-then",
+        "abort-replacement",
+        "report-signal",
+    },
+    "pre-execute": {"allow", "deny", "ask", "raise", "abort-caller", "mutate-then"},
+    "guard": {"pass", "deny", "raise", "mutate-then"},
     "execute": {
         "passthrough",
         "spread",
@@ -118,6 +130,9 @@ CATALOGUE = {
         "abort-caller-after-next",
         "dispose-tool-then",
         "return-result-of",
+        "cache",
+        "mutate-then",
+        "replace-signal-later",
     },
     "post-execute": {
         "accept",
@@ -128,8 +143,9 @@ CATALOGUE = {
         "raise",
         "dispose-tool-then",
         "abort-caller",
+        "mutate-then",
     },
-    "result-observer": {"raise"},
+    "result-observer": {"raise", "mutate"},
     "step": {
         "call",
         "probe",
@@ -137,6 +153,7 @@ CATALOGUE = {
         "replay",
         "schemas",
         "executionMode",
+        "removeHook",
         "abort",
         "agent",
         "exotic-arguments",
@@ -155,6 +172,8 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
         found = set()
         while isinstance(part, dict) and isinstance(part.get("kind"), str):
             found.add(part["kind"])
+            if part.get("later") is True:
+                found.add("replace-signal-later")
             part = part.get("then")
         return found
 
@@ -177,11 +196,8 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
         for hook in builder.hooks:
             seen[hook["stage"]] |= kinds(hook["action"])
         for step in builder.steps:
-            seen["step"] |= {
-                key
-                for key in ("call", "probe", "persist", "replay", "schemas", "executionMode", "abort")
-                if key in step
-            }
+            forms = ("call", "probe", "persist", "replay", "schemas", "executionMode", "removeHook", "abort")
+            seen["step"] |= {key for key in forms if key in step}
             seen["step"] |= {"bytes"} if "bytes" in step.get("persist", {}) else set()
             seen["step"] |= {"damage"} if "damage" in step.get("replay", {}) else set()
             seen["step"] |= {"agent"} if "agent" in step.get("call", {}) else set()

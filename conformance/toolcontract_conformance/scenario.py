@@ -43,6 +43,8 @@ __all__ = [
 FORMAT_VERSION: Final = 1
 """The scenario and transcript format version this kit reads and writes."""
 
+_STEP_KINDS: Final = ("call", "probe", "persist", "replay", "schemas", "executionMode", "removeHook")
+
 _NESTED_CALL_ID: Final = re.compile(r"^(?P<outer>.+):code:[1-9][0-9]*$")
 
 
@@ -218,9 +220,9 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                     yield f"{here}.persist.rawArguments", f"{name!r} is not one of the persisted steps"
         elif "replay" in step and kinds.get(step["replay"]["persist"]) != "persist":
             yield f"{here}.replay.persist", f"{step['replay']['persist']!r} is not an earlier persist step"
-        kinds[step_id] = next(
-            key for key in ("call", "probe", "persist", "replay", "schemas", "executionMode") if key in step
-        )
+        elif "removeHook" in step and step["removeHook"]["hook"] >= len(data.get("hooks", ())):
+            yield f"{here}.removeHook.hook", f"{step['removeHook']['hook']} is not the index of a hook"
+        kinds[step_id] = next(key for key in _STEP_KINDS if key in step)
     for index, hook in enumerate(data.get("hooks", ())):
         for position, name in enumerate(hook.get("steps", ())):
             nested = _NESTED_CALL_ID.match(name)

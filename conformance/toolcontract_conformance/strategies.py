@@ -436,6 +436,7 @@ _EFFECTS: Final = (
     (3, ()),
     (2, ("defer",)),
     (2, ("conclude",)),
+    (1, ("mutate-then",)),
     *((1, (outer, inner)) for outer in ("defer", "conclude") for inner in ("defer", "conclude")),
 )
 _PROGRAM_RESULTS: Final = ((4, None), (2, "last"), (2, "received"), *((1, index) for index in range(4)))
@@ -448,7 +449,10 @@ _MESSAGES: Final = ("boom", "denied by policy", "", "ünïcödé 😀", "two\nli
 _ERROR_CLASSES: Final = ({"name": "QuotaError", "code": "QUOTA"}, {"name": "PolicyError", "code": "POLICY"})
 _RAW_ARGUMENTS: Final = ('{"x":NaN}', "{", "not json", '{"text":"raw"}', "")
 _HOOK_STAGES: Final = (("guards", "guard"), ("wrappers", "execute"), ("post-execute", "post-execute"))
-_CANCELLING: Final = frozenset(("abort-caller", "await-abort", "replace-signal-aborted", "abort-caller-after-next"))
+_CANCELLING: Final = frozenset(
+    {"abort-caller", "await-abort", "replace-signal-aborted", "abort-caller-after-next", "abort-replacement"}
+    | {"report-signal"}
+)
 
 
 # A strategy made once and drawn from many times is far cheaper than a new one each time (hypothesis works out
@@ -740,7 +744,7 @@ def _effects(aborting: bool) -> _Part:
             continue
         places = len(chosen) + 1
         for place in range(places):
-            for abort in ("abort-caller", "abort-then-await"):
+            for abort in ("abort-caller", "abort-then-await", "abort-replacement", "report-signal"):
                 effects = (*chosen[:place], abort, *chosen[place:])
                 choices.append((weight * 6 // places, _effects_of(effects)))
     return _built(*choices)
@@ -765,14 +769,17 @@ def _renderers(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
         return {"kind": "constant", "content": _text_blocks_of(rng)}
 
     if sealed:
-        return _built((3, field), (1, constant))
-    return _built(
-        (3, lambda rng: _with_optional(rng, {"kind": "text"}, prefix=_message)),
-        (2, lambda rng: _with_optional(rng, {"kind": "json"}, indent=lambda rng: rng.randrange(5))),
-        (2, field),
-        (1, _constant(kind="blocks")),
-        (1, constant),
-    )
+        sound: tuple[tuple[int, _Builder], ...] = ((3, field), (1, constant))
+    else:
+        sound = (
+            (3, lambda rng: _with_optional(rng, {"kind": "text"}, prefix=_message)),
+            (2, lambda rng: _with_optional(rng, {"kind": "json"}, indent=lambda rng: rng.randrange(5))),
+            (2, field),
+            (1, _constant(kind="blocks")),
+            (1, constant),
+            (1, _constant(kind="keys")),  # key names only: never a value's secret
+        )
+    return _built(*sound, (1, _wrapping("mutate-then", sound)))
 
 
 @cache
@@ -794,7 +801,8 @@ def _projectors(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
             (2, _constant(kind="value")),
             (2, lambda rng: {"kind": "wrap", "key": seeded.pick(rng, ("projected", "v"))}),
         ]
-    return _built(*choices)
+    projecting = tuple(choice for choice in choices[1:])  # a mutate-then projects as one of these
+    return _built(*choices, (1, _wrapping("mutate-then", projecting)))
 
 
 @cache
@@ -802,12 +810,12 @@ def _finalizers(failing: bool) -> _Part:
     """A raising finalizer when ``failing``, else a sound one three times in four (``None``: none)."""
     if failing:
         return _built((1, lambda rng: {"kind": "raise", "message": _message(rng)}))
-    return _built(
-        (9, lambda rng: None),
+    sound: tuple[tuple[int, _Builder], ...] = (
         (1, _constant(kind="keep")),
         (1, lambda rng: {"kind": "replace", "content": _text_blocks_of(rng)}),
         (1, lambda rng: {"kind": "truncate", "chars": rng.randrange(13)}),
     )
+    return _built((9, lambda rng: None), *sound, (1, _wrapping("mutate-then", sound)))
 
 
 # Hook actions: the ones that let the call succeed weigh more, so that most calls of a scenario still succeed
@@ -831,18 +839,20 @@ def _pre_execute_actions(cancellation: bool) -> _Part:
         (1, lambda rng: _with_optional(rng, {"kind": "ask"}, reason=_message)),
         (1, _raising("raise")),
     )
+    wrapping = [(1, _wrapping("mutate-then", actions))]
     if cancellation:
-        return _built(*actions, (1, _wrapping("abort-caller", actions)))
-    return _built(*actions)
+        wrapping.append((1, _wrapping("abort-caller", actions)))
+    return _built(*actions, *wrapping)
 
 
 @cache
 def _guard_actions() -> _Part:
-    return _built(
+    actions: tuple[tuple[int, _Builder], ...] = (
         (4, _constant(kind="pass")),
         (1, lambda rng: {"kind": "deny", "reason": _message(rng)}),
         (1, _raising("raise")),
     )
+    return _built(*actions, (1, _wrapping("mutate-then", actions)))
 
 
 @cache
@@ -863,12 +873,17 @@ def _execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
         (4, _constant(kind="passthrough")),
         (3, lambda rng: {"kind": "spread", "additionalContexts": _contexts_of(rng)}),
         (2, success),
-        (1, failure),
+        (2, failure),
         (1, _raising("raise")),
+        (1, _constant(kind="cache")),
     )
     if cancellation:
-        actions += ((1, _constant(kind="replace-signal-aborted")), (1, _constant(kind="abort-caller-after-next")))
-    return _built(*actions, (1, _wrapping("dispose-tool-then", actions)))
+        actions += (
+            (1, _constant(kind="replace-signal-aborted")),
+            (1, _constant(kind="replace-signal-aborted", later=True)),
+            (1, _constant(kind="abort-caller-after-next")),
+        )
+    return _built(*actions, (2, _wrapping("dispose-tool-then", actions)), (2, _wrapping("mutate-then", actions)))
 
 
 @cache
@@ -889,7 +904,7 @@ def _post_execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
         (1, lambda rng: _contexts_optional(rng, {"kind": "block", "feedback": feedback(rng)})),
         (1, _raising("raise")),
     )
-    wrapping = [(1, _wrapping("dispose-tool-then", actions))]
+    wrapping = [(1, _wrapping("dispose-tool-then", actions)), (1, _wrapping("mutate-then", actions))]
     if cancellation:
         wrapping.append((1, _wrapping("abort-caller", actions)))
     return _built(*actions, *wrapping)
@@ -964,6 +979,7 @@ class ScenarioBuilder:
         self.steps: list[dict[str, Any]] = []
         self._tools: dict[str, _Tool] = {}
         self._steps: list[_Step] = []
+        self._mutating_wrapper = False  # a mutate-then wrapper is installed: no inner one may author a success
 
     def allows(self, capability: str) -> bool:
         """Whether generated parts may need ``capability``."""
@@ -1256,12 +1272,33 @@ class ScenarioBuilder:
             if returning is not None:
                 hook["steps"], hook["action"] = returning
             else:
-                hook["action"] = _execute_actions(self.exotic_kinds, cancellation).draw(draw)
+                hook["action"] = self._execute_action(draw, cancellation)
         elif stage == "post-execute":
             hook["action"] = _post_execute_actions(self.exotic_kinds, cancellation).draw(draw)
+        elif draw(_BOOLEANS):
+            hook["action"] = {"kind": "mutate"}
         else:
             hook["action"] = {"kind": "raise", "message": _messages().draw(draw)}
         self.hooks.append(hook)
+        if self.call_steps and draw(_weighted((3, False), (1, True))):
+            self._remove_hook(draw, len(self.hooks) - 1)
+
+    def _execute_action(self, draw: Draw, cancellation: bool) -> dict[str, Any]:
+        """An around action; once a ``mutate-then`` wrapper is installed, none inside it authors a success (what
+        it would try to mutate is the inner wrapper's own, changed in each language's own way)."""
+        action: dict[str, Any] = _execute_actions(self.exotic_kinds, cancellation).draw(draw)
+        kinds = set(_kinds_inside(action))
+        if self._mutating_wrapper and "short-circuit-success" in kinds:
+            return {"kind": "passthrough"}
+        self._mutating_wrapper = self._mutating_wrapper or "mutate-then" in kinds
+        return action
+
+    def _remove_hook(self, draw: Draw, index: int) -> None:
+        """Remove hook ``index`` by a ``removeHook`` step placed among the steps (after the first call)."""
+        first_call = next(position for position, step in enumerate(self.steps) if "call" in step)
+        position = draw(_integers(first_call + 1, len(self.steps)))
+        step = self._new_step("removeHook")
+        self.steps.insert(position, {"id": step.id, "removeHook": {"hook": index}})
 
     def _return_result_of(self, draw: Draw) -> tuple[list[str], dict[str, Any]] | None:
         """Half of the time, a ``return-result-of`` action and the later calls it applies to, when there are any.

@@ -654,6 +654,29 @@ function resistsEveryMutation(container) {
   return sameFingerprint(before, fingerprint(container))
 }
 
+/** What a `mutate-then` behaviour reports of what it received (docs/protocol.md, "Mutate-then reports"). */
+function mutability(node) {
+  if (node === MISSING) return 'absent'
+  if (node !== null && typeof node === 'object') return resistsEveryMutation(node) ? 'frozen' : 'mutable'
+  return 'scalar'
+}
+
+/** The keys of `node` as iterated: `[key, keyOrder(child)]` per own key of an object, one per array item. */
+function keyOrder(node) {
+  if (Array.isArray(node)) return node.map(keyOrder)
+  if (node !== null && typeof node === 'object') return Object.keys(node).map(key => [key, keyOrder(node[key])])
+  return null
+}
+
+/**
+ * A result's value and content, as a `mutate-then` behaviour reports them: a failure has no value, and before the
+ * final result its content is not tried either (the contract leaves its freezing open).
+ */
+function resultParts(result, final = false) {
+  if (!result.isError) return { value: result.value, content: result.content }
+  return { value: MISSING, content: final ? result.content : MISSING }
+}
+
 // --- the MCP fixture server ------------------------------------------------------------------------
 
 /**
@@ -763,6 +786,10 @@ class ScenarioRun {
     this.programs = new Map() // program key -> {spec, outer}: the program and the execution running it
     this.agents = new Map() // agent name -> the Agent object passed as the call's agent
     this.disposers = new Map() // tool name -> disposer of its last registration
+    this.hookDisposers = [] // the scenario's hooks' disposers, in list order
+    this.seen = new Map() // execution token -> what its mutate-then behaviours received
+    this.caches = new WeakMap() // cache action -> Map of the results it keeps
+    this.replacements = new Map() // execution token -> the `later` replacement controllers in place
     this.fixtures = new Map() // tool name -> the fixture behind it
     this.spilled = new Map() // locator -> spilled text
     this.issued = new Map() // attachment id the scenario's store issued -> the reference as reported
@@ -964,6 +991,16 @@ class ScenarioRun {
         return () => { throw new Error(spec.message) }
       case 'first-party':
         return this.firstPartyRender(spec.family)
+      case 'mutate-then': {
+        const then = this.renderer(spec.then)
+        return (args, value) => {
+          const report = text(JSON.stringify({ arguments: mutability(args), value: mutability(value) }))
+          const content = then(args, value)
+          return Array.isArray(content) ? [report, ...content] : content
+        }
+      }
+      case 'keys':
+        return (args, value) => [text(JSON.stringify({ arguments: keyOrder(args), value: keyOrder(value) }))]
       default:
         throw new Error(`unknown renderer kind ${JSON.stringify(spec.kind)}`)
     }
@@ -990,6 +1027,13 @@ class ScenarioRun {
       case 'null': return () => null
       case 'raise': return () => { throw new Error(spec.message) }
       case 'undefined': return () => undefined
+      case 'mutate-then': {
+        const then = this.projector(spec.then)
+        return (args, value) => {
+          const report = { arguments: mutability(args), value: mutability(value) }
+          return { seen: report, meta: then(args, value) }
+        }
+      }
       default: throw new Error(`unknown projector kind ${JSON.stringify(spec.kind)}`)
     }
   }
@@ -997,13 +1041,38 @@ class ScenarioRun {
   finalizer(spec) {
     return (exec, result) => {
       this.phasesOf(exec).finalize += 1
-      switch (spec.kind) {
-        case 'keep': return undefined
-        case 'replace': return materialize(spec.content)
-        case 'truncate': return truncateFirstText(result.content, spec.chars)
-        default: throw new Error(spec.message)
-      }
+      return this.finalizeAs(spec, exec, result)
     }
+  }
+
+  finalizeAs(spec, exec, result) {
+    switch (spec.kind) {
+      case 'keep': return undefined
+      case 'replace': return materialize(spec.content)
+      case 'truncate': return truncateFirstText(result.content, spec.chars)
+      case 'mutate-then':
+        this.report(exec, 'finalizeContent', { arguments: exec.arguments, ...resultParts(result, true) })
+        return this.finalizeAs(spec.then, exec, result)
+      default: throw new Error(spec.message)
+    }
+  }
+
+  /** Record what a `mutate-then` behaviour found when it tried to mutate what it received. */
+  report(exec, at, received) {
+    const report = { at }
+    for (const name of ['arguments', 'value', 'content']) {
+      if (Object.hasOwn(received, name)) report[name] = mutability(received[name])
+    }
+    this.seenOf(exec).push(report)
+  }
+
+  seenOf(exec) {
+    let seen = this.seen.get(exec.token)
+    if (seen === undefined) {
+      seen = []
+      this.seen.set(exec.token, seen)
+    }
+    return seen
   }
 
   body(spec) {
@@ -1039,6 +1108,19 @@ class ScenarioRun {
         break
       case 'program':
         return this.runProgram(spec, exec)
+      case 'mutate-then':
+        this.report(exec, 'body', { arguments: args })
+        break
+      case 'abort-replacement':
+        this.replacements.get(exec.token)?.at(-1)?.abort('replaced by a wrapper')
+        break
+      case 'report-signal': {
+        const signal = exec.signal
+        const aborted = signal !== undefined && signal.aborted
+        const reason = aborted && typeof signal.reason === 'string' ? signal.reason : null
+        this.seenOf(exec).push({ at: 'body', signal: { aborted, reason } })
+        break
+      }
       default:
         throw new Error(`unknown body kind ${JSON.stringify(spec.kind)}`)
     }
@@ -1119,6 +1201,7 @@ class ScenarioRun {
         if (exec.parent === outer.token) {
           entry.result = resultReport(result, this.issued)
           entry.phases = this.phasesReport(exec)
+          if (this.seen.has(exec.token)) entry.seen = this.seen.get(exec.token)
         }
       }
       entries.push(entry)
@@ -1267,26 +1350,38 @@ class ScenarioRun {
       const action = hook.action
       switch (hook.stage) {
         case 'pre-execute':
-          ctx.on('tools/pre-execute', async (exec, next) => applies(exec) ? this.preExecuteDecision(action, exec) : next())
+          this.hookDisposers.push(ctx.on('tools/pre-execute', async (exec, next) => applies(exec) ? this.preExecuteDecision(action, exec) : next()))
           break
         case 'guard':
-          ctx.tools.guard((exec) => {
-            if (!applies(exec) || action.kind === 'pass') return undefined
-            if (action.kind === 'deny') return action.reason
-            throw behaviourError(action)
-          })
+          this.hookDisposers.push(ctx.tools.guard(exec => applies(exec) ? this.guardReason(action, exec) : undefined))
           break
         case 'execute':
-          ctx.on('tools/execute', async (exec, next) => applies(exec) ? this.around(action, exec, next) : next())
+          this.hookDisposers.push(ctx.on('tools/execute', async (exec, next) => applies(exec) ? this.around(action, exec, next) : next()))
           break
         case 'post-execute':
-          ctx.on('tools/post-execute', async (exec, _result, next) => applies(exec) ? this.postExecuteDecision(action, exec) : next())
+          this.hookDisposers.push(ctx.on('tools/post-execute', async (exec, result, next) => applies(exec) ? this.postExecuteDecision(action, exec, result) : next()))
           break
         default:
-          ctx.on('tools/result', (exec) => {
-            if (applies(exec)) throw behaviourError(action)
-          })
+          this.hookDisposers.push(ctx.on('tools/result', (exec, result) => {
+            if (!applies(exec)) return
+            if (action.kind === 'mutate') {
+              this.report(exec, 'result-observer', { arguments: exec.arguments, ...resultParts(result, true) })
+              return
+            }
+            throw behaviourError(action)
+          }))
       }
+    }
+  }
+
+  guardReason(action, exec) {
+    switch (action.kind) {
+      case 'pass': return undefined
+      case 'deny': return action.reason
+      case 'mutate-then':
+        this.report(exec, 'guard', { arguments: exec.arguments })
+        return this.guardReason(action.then, exec)
+      default: throw behaviourError(action)
     }
   }
 
@@ -1304,6 +1399,9 @@ class ScenarioRun {
       case 'ask': return { kind: 'ask', ...Object.hasOwn(action, 'reason') ? { reason: action.reason } : {} }
       case 'abort-caller':
         this.abortCaller(exec.callId)
+        return this.preExecuteDecision(action.then, exec)
+      case 'mutate-then':
+        this.report(exec, 'pre-execute', { arguments: exec.arguments })
         return this.preExecuteDecision(action.then, exec)
       default: throw behaviourError(action)
     }
@@ -1340,13 +1438,24 @@ class ScenarioRun {
       }
       case 'replace-signal-aborted': {
         const replaced = new AbortController()
-        replaced.abort('replaced by a wrapper')
+        const later = action.later === true
+        // a `later` replacement is aborted only when the body asks for it (abort-replacement)
+        if (later) {
+          if (!this.replacements.has(exec.token)) this.replacements.set(exec.token, [])
+          this.replacements.get(exec.token).push(replaced)
+        } else {
+          replaced.abort('replaced by a wrapper')
+        }
         const saved = exec.signal
         exec.signal = replaced.signal
         try {
           return await next()
         } finally {
           exec.signal = saved
+          if (later) {
+            const pending = this.replacements.get(exec.token)
+            pending.splice(pending.lastIndexOf(replaced), 1)
+          }
         }
       }
       case 'abort-caller-after-next': {
@@ -1357,12 +1466,29 @@ class ScenarioRun {
       case 'dispose-tool-then':
         this.dispose(exec.name)
         return this.around(action.then, exec, next)
+      case 'cache': {
+        let kept = this.caches.get(action)
+        if (kept === undefined) {
+          kept = new Map()
+          this.caches.set(action, kept)
+        }
+        const key = JSON.stringify([exec.callId, exec.name, JSON.stringify(exec.arguments)])
+        if (!kept.has(key)) kept.set(key, await next())
+        return kept.get(key)
+      }
+      case 'mutate-then':
+        this.report(exec, 'execute', { arguments: exec.arguments })
+        return this.around(action.then, exec, async () => {
+          const result = await next()
+          this.report(exec, 'next', resultParts(result))
+          return result
+        })
       default:
         throw behaviourError(action)
     }
   }
 
-  postExecuteDecision(action, exec) {
+  postExecuteDecision(action, exec, result) {
     const contexts = Object.hasOwn(action, 'additionalContexts') ? { additionalContexts: contextMessages(action) } : {}
     switch (action.kind) {
       case 'accept': return { kind: 'accept', ...contexts }
@@ -1372,10 +1498,13 @@ class ScenarioRun {
       case 'block': return { kind: 'block', feedback: materialize(action.feedback), ...contexts }
       case 'abort-caller':
         this.abortCaller(exec.callId)
-        return this.postExecuteDecision(action.then, exec)
+        return this.postExecuteDecision(action.then, exec, result)
       case 'dispose-tool-then':
         this.dispose(exec.name)
-        return this.postExecuteDecision(action.then, exec)
+        return this.postExecuteDecision(action.then, exec, result)
+      case 'mutate-then':
+        this.report(exec, 'post-execute', { arguments: exec.arguments, ...resultParts(result) })
+        return this.postExecuteDecision(action.then, exec, result)
       default: throw behaviourError(action)
     }
   }
@@ -1401,6 +1530,10 @@ class ScenarioRun {
     if (step.executionMode !== undefined) {
       const spec = step.executionMode
       return { mode: this.ctx.tools.executionMode({ name: spec.name, arguments: materialize(spec.arguments) }).kind }
+    }
+    if (step.removeHook !== undefined) {
+      this.hookDisposers[step.removeHook.hook]()
+      return { removed: true }
     }
     return this.schemas()
   }
@@ -1435,6 +1568,7 @@ class ScenarioRun {
     this.runs.set(step.id, exec)
     const report = { result: resultReport(result, this.issued), phases: this.phasesReport(exec) }
     if (this.nested.has(exec.token)) report.nested = this.nested.get(exec.token)
+    if (this.seen.has(exec.token)) report.seen = this.seen.get(exec.token)
     return report
   }
 

@@ -327,6 +327,10 @@ class _ScenarioRun:
         self.damaged: list[Path] = []  # the damaged copies replayed
         self.message_ids: dict[str, str] = {}  # generated message id -> "<callId>:result"
         self.disposers: dict[str, Callable[[], None]] = {}
+        self.hook_disposers: list[Callable[[], None]] = []  # the scenario's hooks' disposers, in list order
+        self.seen: dict[Any, list[dict[str, Any]]] = {}  # by dispatch token: what its behaviours received
+        self.caches: dict[int, dict[tuple[str, str, str], Any]] = {}  # by ``cache`` action: the results it keeps
+        self.replacements: dict[Any, list[AbortController]] = {}  # by token: the ``later`` replacements in place
         self.fixtures: dict[str, Mapping[str, Any]] = {}  # the fixture behind each tool name
 
     async def run(self) -> dict[str, Any]:
@@ -478,6 +482,17 @@ class _ScenarioRun:
             from toolcontract.renderers import FAMILIES  # the first-party renderers are loaded on first use
 
             return FAMILIES[spec["family"]].render
+        if kind == "mutate-then":
+            then = self._renderer(spec["then"])
+
+            def mutate_then(args: Any, value: Any) -> Any:
+                report = _text(canonical_json({"arguments": _mutability(args), "value": _mutability(value)}))
+                content = then(args, value)
+                return [report, *content] if isinstance(content, list) else content
+
+            return mutate_then
+        if kind == "keys":
+            return lambda args, value: [_text(canonical_json(_keys_report(args, value)))]
         raise ValueError(f"unknown renderer kind {kind!r}")
 
     def _projector(self, spec: Mapping[str, Any]) -> Callable[[Any, Any], Any]:
@@ -495,22 +510,35 @@ class _ScenarioRun:
         if kind == "raise":
             message = spec["message"]
             return lambda args, value: _raise(RuntimeError(message))
+        if kind == "mutate-then":
+            then = self._projector(spec["then"])
+
+            def mutate_then(args: Any, value: Any) -> Any:
+                report = {"arguments": _mutability(args), "value": _mutability(value)}
+                return {"seen": report, "meta": then(args, value)}
+
+            return mutate_then
         raise NotExpressible(kind)
 
     def _finalizer(self, spec: Mapping[str, Any]) -> Callable[[ToolExecution, ToolResult], Any]:
-        kind = spec["kind"]
-
         def finalize(run: ToolExecution, result: ToolResult) -> Any:
             self._phases(run).finalize += 1
-            if kind == "keep":
-                return None
-            if kind == "replace":
-                return materialize(spec["content"])
-            if kind == "truncate":
-                return _truncate_first_text(result.content, spec["chars"])
-            raise RuntimeError(spec["message"])
+            return self._finalize_as(spec, run, result)
 
         return finalize
+
+    def _finalize_as(self, spec: Mapping[str, Any], run: ToolExecution, result: ToolResult) -> Any:
+        kind = spec["kind"]
+        if kind == "keep":
+            return None
+        if kind == "replace":
+            return materialize(spec["content"])
+        if kind == "truncate":
+            return _truncate_first_text(result.content, spec["chars"])
+        if kind == "mutate-then":
+            self._report(run, "finalizeContent", arguments=run.arguments, **_result_parts(result, final=True))
+            return self._finalize_as(spec["then"], run, result)
+        raise RuntimeError(spec["message"])
 
     def _body(self, spec: Mapping[str, Any]) -> Callable[[Any, ToolExecution], Awaitable[Any]]:
         async def execute(args: Any, run: ToolExecution) -> Any:
@@ -542,6 +570,17 @@ class _ScenarioRun:
             self._abort_caller(run.call_id)
         elif kind == "program":
             return await self._run_program(spec, run)
+        elif kind == "mutate-then":
+            self._report(run, "body", arguments=args)
+        elif kind == "abort-replacement":
+            replacements = self.replacements.get(run.token)
+            if replacements:
+                replacements[-1].abort("replaced by a wrapper")
+        elif kind == "report-signal":
+            signal = run.signal
+            aborted = signal is not None and signal.aborted
+            reason = signal.reason if signal is not None and aborted and isinstance(signal.reason, str) else None
+            self.seen.setdefault(run.token, []).append({"at": "body", "signal": {"aborted": aborted, "reason": reason}})
         else:
             raise ValueError(f"unknown body kind {kind!r}")
         return await self._perform(spec["then"], args, run)
@@ -574,6 +613,8 @@ class _ScenarioRun:
                 if run.parent is outer.token:
                     entry["result"] = result_report(result, self.issued)
                     entry["phases"] = self._phases_report(run)
+                    if run.token in self.seen:
+                        entry["seen"] = self.seen[run.token]
             entries.append(entry)
 
         async def program(tools: Tools) -> Any:
@@ -614,6 +655,14 @@ class _ScenarioRun:
         fixture = self.fixtures.get(run.name)
         return self._phases(run).report(with_finalize=fixture is not None and "finalizeContent" in fixture)
 
+    def _report(self, run: ToolExecution, at: str, **received: Any) -> None:
+        """Record what a ``mutate-then`` behaviour found when it tried to mutate what it received."""
+        report: dict[str, Any] = {"at": at}
+        for name in ("arguments", "value", "content"):
+            if name in received:
+                report[name] = _mutability(received[name])
+        self.seen.setdefault(run.token, []).append(report)
+
     def _install_instrumentation(self) -> None:
         """One pass-through hook per stage, installed before the scenario's hooks, hence outermost."""
 
@@ -648,15 +697,16 @@ class _ScenarioRun:
             action = hook["action"]
             stage = hook["stage"]
             if stage == "pre-execute":
-                self.registry.on_pre_execute(self._pre_execute_hook(applies, action))
+                dispose = self.registry.on_pre_execute(self._pre_execute_hook(applies, action))
             elif stage == "guard":
-                self.registry.add_guard(self._guard_hook(applies, action))
+                dispose = self.registry.add_guard(self._guard_hook(applies, action))
             elif stage == "execute":
-                self.registry.on_execute(self._execute_hook(applies, action))
+                dispose = self.registry.on_execute(self._execute_hook(applies, action))
             elif stage == "post-execute":
-                self.registry.on_post_execute(self._post_execute_hook(applies, action))
+                dispose = self.registry.on_post_execute(self._post_execute_hook(applies, action))
             else:
-                self.registry.on_result(self._observer_hook(applies, action))
+                dispose = self.registry.on_result(self._observer_hook(applies, action))
+            self.hook_disposers.append(dispose)
 
     def _filter(self, names: list[str] | None) -> Callable[[ToolExecution], bool]:
         """A hook's step filter: a step id names that step's call; anything else is a (nested) call id."""
@@ -684,18 +734,28 @@ class _ScenarioRun:
         if kind == "abort-caller":
             self._abort_caller(run.call_id)
             return self._pre_execute_decision(action["then"], run)
+        if kind == "mutate-then":
+            self._report(run, "pre-execute", arguments=run.arguments)
+            return self._pre_execute_decision(action["then"], run)
         raise _error(action)
 
     def _guard_hook(self, applies: Callable[[ToolExecution], bool], action: Mapping[str, Any]) -> Any:
         def guard(run: ToolExecution) -> str | None:
-            if not applies(run) or action["kind"] == "pass":
-                return None
-            if action["kind"] == "deny":
-                reason: str = action["reason"]
-                return reason
-            raise _error(action)
+            return self._guard_reason(action, run) if applies(run) else None
 
         return guard
+
+    def _guard_reason(self, action: Mapping[str, Any], run: ToolExecution) -> str | None:
+        kind = action["kind"]
+        if kind == "pass":
+            return None
+        if kind == "deny":
+            reason: str = action["reason"]
+            return reason
+        if kind == "mutate-then":
+            self._report(run, "guard", arguments=run.arguments)
+            return self._guard_reason(action["then"], run)
+        raise _error(action)
 
     def _execute_hook(self, applies: Callable[[ToolExecution], bool], action: Mapping[str, Any]) -> Any:
         async def wrapper(run: ToolExecution, next_: Callable[[], Awaitable[Any]]) -> Any:
@@ -733,13 +793,19 @@ class _ScenarioRun:
             return replace(result, additional_contexts=own + _contexts(action))
         if kind == "replace-signal-aborted":
             replaced = AbortController()
-            replaced.abort("replaced by a wrapper")
+            later = action.get("later") is True
+            if later:  # aborted only when the body asks for it (abort-replacement)
+                self.replacements.setdefault(run.token, []).append(replaced)
+            else:
+                replaced.abort("replaced by a wrapper")
             saved = run.signal
             run.signal = replaced.signal
             try:
                 return await next_()
             finally:
                 run.signal = saved
+                if later:
+                    self.replacements[run.token].remove(replaced)
         if kind == "abort-caller-after-next":
             result = await next_()
             self._abort_caller(run.call_id)
@@ -747,17 +813,32 @@ class _ScenarioRun:
         if kind == "dispose-tool-then":
             self._dispose(run.name)
             return await self._around(action["then"], run, next_)
+        if kind == "cache":
+            kept = self.caches.setdefault(id(action), {})
+            key = (run.call_id, run.name, canonical_json(run.arguments))
+            if key not in kept:
+                kept[key] = await next_()
+            return kept[key]
+        if kind == "mutate-then":
+            self._report(run, "execute", arguments=run.arguments)
+
+            async def reported() -> Any:
+                result = await next_()
+                self._report(run, "next", **_result_parts(result))
+                return result
+
+            return await self._around(action["then"], run, reported)
         raise _error(action)
 
     def _post_execute_hook(self, applies: Callable[[ToolExecution], bool], action: Mapping[str, Any]) -> Any:
         async def listener(run: ToolExecution, result: ToolResult, next_: Callable[[], Awaitable[Any]]) -> Any:
             if not applies(run):
                 return await next_()
-            return self._post_execute_decision(action, run)
+            return self._post_execute_decision(action, run, result)
 
         return listener
 
-    def _post_execute_decision(self, action: Mapping[str, Any], run: ToolExecution) -> Any:
+    def _post_execute_decision(self, action: Mapping[str, Any], run: ToolExecution, result: ToolResult) -> Any:
         kind = action["kind"]
         if kind == "accept":
             return Accept(additional_contexts=_contexts_or_absent(action))
@@ -771,16 +852,23 @@ class _ScenarioRun:
             return Block(materialize(action["feedback"]), additional_contexts=_contexts_or_absent(action))
         if kind == "abort-caller":
             self._abort_caller(run.call_id)
-            return self._post_execute_decision(action["then"], run)
+            return self._post_execute_decision(action["then"], run, result)
         if kind == "dispose-tool-then":
             self._dispose(run.name)
-            return self._post_execute_decision(action["then"], run)
+            return self._post_execute_decision(action["then"], run, result)
+        if kind == "mutate-then":
+            self._report(run, "post-execute", arguments=run.arguments, **_result_parts(result))
+            return self._post_execute_decision(action["then"], run, result)
         raise _error(action)
 
     def _observer_hook(self, applies: Callable[[ToolExecution], bool], action: Mapping[str, Any]) -> Any:
         def observer(run: ToolExecution, result: ToolResult) -> None:
-            if applies(run):
-                raise _error(action)
+            if not applies(run):
+                return
+            if action["kind"] == "mutate":
+                self._report(run, "result-observer", arguments=run.arguments, **_result_parts(result, final=True))
+                return
+            raise _error(action)
 
         return observer
 
@@ -827,6 +915,9 @@ class _ScenarioRun:
         if "executionMode" in step:
             spec = step["executionMode"]
             return {"mode": self.registry.execution_mode(spec["name"], materialize(spec["arguments"]))}
+        if "removeHook" in step:
+            self.hook_disposers[step["removeHook"]["hook"]]()
+            return {"removed": True}
         return self._schemas()
 
     async def _call(self, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -846,6 +937,8 @@ class _ScenarioRun:
         report: dict[str, Any] = {"result": result_report(result, self.issued), "phases": self._phases_report(run)}
         if run.token in self.nested:
             report["nested"] = self.nested[run.token]
+        if run.token in self.seen:
+            report["seen"] = self.seen[run.token]
         return report
 
     def _probe(self, spec: Mapping[str, Any]) -> bool | None:
@@ -1065,6 +1158,38 @@ def _program_result(selector: Any, received: list[dict[str, Any]]) -> Any:
     else:
         return None
     return chosen.get("value")
+
+
+def _mutability(node: Any) -> str:
+    """What a ``mutate-then`` behaviour reports of what it received: ``frozen`` when every mutation attempt
+    failed and the data is unchanged, ``mutable`` otherwise, ``scalar`` for a scalar, ``absent`` for nothing."""
+    if node is _MISSING:
+        return "absent"
+    if isinstance(node, dict | list):
+        return "frozen" if _resists_every_mutation(node) else "mutable"
+    return "scalar"
+
+
+def _key_order(node: Any) -> Any:
+    """The keys of ``node`` as iterated: ``[key, _key_order(child)]`` per key of an object, ``_key_order(item)``
+    per item of an array, ``None`` for a scalar."""
+    if isinstance(node, dict):
+        return [[key, _key_order(child)] for key, child in node.items()]
+    if isinstance(node, list):
+        return [_key_order(item) for item in node]
+    return None
+
+
+def _keys_report(args: Any, value: Any) -> dict[str, Any]:
+    return {"arguments": _key_order(args), "value": _key_order(value)}
+
+
+def _result_parts(result: ToolResult, *, final: bool = False) -> dict[str, Any]:
+    """A result's value and content, as a ``mutate-then`` behaviour reports them: a failure has no value, and
+    before the final result its content is not tried either (the contract leaves its freezing open)."""
+    if isinstance(result, ToolSuccess):
+        return {"value": result.value, "content": result.content}
+    return {"value": _MISSING, "content": result.content if final else _MISSING}
 
 
 def _resists_every_mutation(container: dict[str, Any] | list[Any]) -> bool:
