@@ -312,3 +312,34 @@ def test_toml_values() -> None:
     assert (toml_value(True), toml_value(3)) == ("true", "3")
     with pytest.raises(TypeError):
         toml_value(1.5)
+
+
+# --- the triage in the docs ----------------------------------------------------------------------------
+
+
+def test_the_triage_section_of_docs_mutation_md_is_made_from_the_triage_file() -> None:
+    """After a change of ``mutation/triage.json``: ``python -m mutation.triage_doc``."""
+    from mutation.triage import load_triage
+    from mutation.triage_doc import BEGIN, DOC, END, render
+
+    text = DOC.read_text(encoding="utf-8")
+    section = text.partition(BEGIN + "\n")[2].partition(END)[0]
+    assert section == render(load_triage())
+
+
+def test_the_triage_section_groups_the_mutants_that_need_a_scenario_by_blind_spot(tmp_path: Path) -> None:
+    from mutation.triage import load_triage
+    from mutation.triage_doc import BEGIN, END, render, replace_section
+
+    a, b = _names("_fused", 2)
+    entries = {
+        a: {"verdict": "needs a scenario", "blindSpot": "size/depth/fused fast path", "function": "h", "why": "big"},
+        b: {"verdict": "equivalent", "function": "h", "why": "a | b"},
+    }
+    section = render(load_triage(_triage_file(tmp_path, entries)))
+    assert "### Needs a scenario: 1" in section and "#### size/depth/fused fast path: 1" in section
+    assert f"| `{b}` | a \\| b |" in section and "### Unit test (a Python-API detail no scenario can see): 0" in section
+    document = f"head\n{BEGIN}\nold\n{END}\ntail\n"
+    assert replace_section(document, section) == f"head\n{BEGIN}\n{section}{END}\ntail\n"
+    with pytest.raises(ValueError, match="no section"):
+        replace_section("head\n", section)
