@@ -3,7 +3,8 @@ suite and the unit tests, and print each suite's score per module (see ``docs/mu
 
 Options: ``--module NAME`` (repeatable; ``schema`` is ``schema`` and every ``_schema_*``), ``--sample N``
 (default 600; ``--quick`` is ``--sample 100``, ``--all`` every mutant), ``--seed S``, ``--suite
-scenarios|unit|both``, ``--jobs N`` (mutants at once), ``--out DIR`` (the scratch projects and the report).
+scenarios|unit|both``, ``--jobs N`` (mutants at once), ``--out DIR`` (the scratch projects and the report);
+``--rescore REPORT`` prints a report's tables again with the current triage, running nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Final
 
 from mutation.errors import MutationError
 from mutation.names import list_mutants
-from mutation.outcomes import Outcome, read_hashes, read_outcomes
+from mutation.outcomes import Outcome, function_of, read_hashes, read_outcomes
 from mutation.run import RunTimes, run_mutmut
 from mutation.sampling import sample
 from mutation.score import WHOLE, Tally, format_table, tally
@@ -52,6 +53,7 @@ def parse_arguments(arguments: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--suite", choices=[*SUITES, "both"], default="both", help="which tests (default both)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, metavar="N", help="mutants run at once")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "toolcontract-mutation")
+    parser.add_argument("--rescore", type=Path, metavar="REPORT", help="a report's tables with the current triage")
     return parser.parse_args(arguments)
 
 
@@ -86,6 +88,8 @@ def main(arguments: Sequence[str] | None = None, echo: Callable[[str], None] = p
     """Run the measure; 0 when it ran, 2 for a usage error or a set-up that cannot measure anything."""
     options = parse_arguments(sys.argv[1:] if arguments is None else arguments)
     try:
+        if options.rescore is not None:
+            return _rescore(options.rescore, echo)
         return _measure(options, echo)
     except MutationError as error:
         print(f"python -m mutation: {error}", file=sys.stderr)
@@ -118,10 +122,7 @@ def _measure(options: argparse.Namespace, echo: Callable[[str], None]) -> int:
         "sampleDigest": sample_digest(names),
         "modules": {module: {"mutants": len(every[module]), "sampled": len(chosen[module])} for module in modules},
     }
-    drawn = "every mutant" if options.sample is None else f"a sample of {options.sample}"
-    echo(f"commit {header['commit']}, {header['date']}: {drawn}, seed {options.seed}, spread over the modules")
-    echo(f"{len(names)} of {sum(map(len, every.values()))} mutants (sample digest {header['sampleDigest']}):")
-    echo("  " + ", ".join(f"{module} {len(chosen[module])}/{len(every[module])}" for module in modules))
+    _print_header(header, echo)
 
     runs = [_run_suite(suite, projects[suite], names, modules, triage, options.jobs, echo) for suite in suites]
     report = {**header, "suites": {run.suite: _suite_report(run) for run in runs}}
@@ -129,6 +130,37 @@ def _measure(options: argparse.Namespace, echo: Callable[[str], None]) -> int:
     for run in runs:
         _print_suite(run, echo)
     echo(f"every mutant's outcome: {where / REPORT_NAME}; mutmut's projects (mutmut show NAME): {where}/<suite>")
+    return 0
+
+
+def _print_header(header: Mapping[str, Any], echo: Callable[[str], None]) -> None:
+    drawn = "every mutant" if header["sample"] is None else f"a sample of {header['sample']}"
+    modules: Mapping[str, Mapping[str, int]] = header["modules"]
+    total = sum(counts["mutants"] for counts in modules.values())
+    echo(f"commit {header['commit']}, {header['date']}: {drawn}, seed {header['seed']}, spread over the modules")
+    echo(f"{header['mutants']} of {total} mutants (sample digest {header['sampleDigest']}):")
+    echo("  " + ", ".join(f"{module} {counts['sampled']}/{counts['mutants']}" for module, counts in modules.items()))
+
+
+def _rescore(path: Path, echo: Callable[[str], None]) -> int:
+    """Print the tables of a report again, with the triage as it is now."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        _print_header(report, echo)
+        modules = list(report["modules"])
+        for suite, measured in report["suites"].items():
+            outcomes = [
+                Outcome(o["name"], o["status"], o["mutmut"], o["exitCode"], o["seconds"], o["function"])
+                for o in measured["outcomes"]
+            ]
+            hashes = {f"{o.module}.{function_of(o.name)}": o.function_hash for o in outcomes}
+            valid, stale = current(load_triage(TRIAGE_FILE), hashes)
+            equivalent = {name for name, entry in valid.items() if entry.verdict == "equivalent"}
+            times = RunTimes(measured["seconds"], measured["mutationSeconds"])
+            run = SuiteRun(suite, outcomes, tally(outcomes, modules, equivalent), times, valid, stale)
+            _print_suite(run, echo)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise MutationError(f"--rescore {path}: not a report of python -m mutation ({error})") from None
     return 0
 
 

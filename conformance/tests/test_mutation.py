@@ -343,3 +343,36 @@ def test_the_triage_section_groups_the_mutants_that_need_a_scenario_by_blind_spo
     assert replace_section(document, section) == f"head\n{BEGIN}\n{section}{END}\ntail\n"
     with pytest.raises(ValueError, match="no section"):
         replace_section("head\n", section)
+
+
+# --- re-scoring a report -------------------------------------------------------------------------------
+
+
+def test_a_report_is_scored_again_with_the_current_triage(tmp_path: Path) -> None:
+    from mutation.cli import main
+    from mutation.triage import load_triage
+
+    triaged = next(iter(load_triage().values()), None)
+    name = triaged.name if triaged is not None else _names("session", 1)[0]
+    digest = triaged.function_hash if triaged is not None else "h"
+    module = name.split(".")[1]
+    outcomes = [
+        {"name": name, "status": "survived", "mutmut": "survived", "exitCode": 0, "seconds": 1.0, "function": digest},
+        {"name": _names(module, 1, "x_zz")[0], "status": "killed", "mutmut": "killed", "exitCode": 1,
+         "seconds": 1.0, "function": "h"},
+    ]  # fmt: skip
+    report = {
+        "commit": "abc", "date": "d", "seed": 1, "sample": 2, "mutants": 2, "sampleDigest": "x",
+        "modules": {module: {"mutants": 9, "sampled": 2}},
+        "suites": {"scenarios": {"seconds": 60.0, "mutationSeconds": 30.0, "outcomes": outcomes}},
+    }  # fmt: skip
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    printed: list[str] = []
+    assert main(["--rescore", str(path)], echo=printed.append) == 0
+    text = "\n".join(printed)
+    assert "seed 1" in text and "sample digest x" in text and "== the scenario suite: 2 mutants" in text
+    equivalent = triaged is not None and triaged.verdict == "equivalent"
+    assert ("100.0 %" if equivalent else "50.0 %") in text
+    (tmp_path / "broken.json").write_text("{}", encoding="utf-8")
+    assert main(["--rescore", str(tmp_path / "broken.json")], echo=printed.append) == 2
