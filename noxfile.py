@@ -1,9 +1,10 @@
-"""Every workflow of the project: tests, conformance, lint, typecheck, bench, docs, wheels."""
+"""Every workflow of the project: tests, conformance, lint, typecheck, bench, docs, wheels, mutation."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ PACKAGES = ["reference/toolcontract", "conformance/toolcontract_conformance"]
 #: The tool versions the code is clean with; a newer one is taken on purpose, with the fixes it asks for.
 RUFF = "ruff==0.17.6"
 MYPY = ["mypy==2.4.1", "types-jsonschema==4.26.0.20261006"]
+MUTMUT = "mutmut==3.8.1"
 
 #: The original TypeScript implementation under test: its folder, adapter command and oldest supported Node.
 UPSTREAM = Path("implementations/typescript-dsh-tools")
@@ -105,9 +107,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """Check both packages, the kit's build hook and the test-suite settings with mypy --strict."""
-    _install(session, "test", extra=(*MYPY, "hatchling"))
-    session.run("mypy", "--strict", *PACKAGES, "conformance/hatch_build.py", "conftest.py")
+    """Check both packages, the mutation measure, the kit's build hook and the test-suite settings with mypy
+    --strict."""
+    _install(session, "test", extra=(*MYPY, "hatchling", MUTMUT))
+    session.run("mypy", "--strict", *PACKAGES, "mutation", "conformance/hatch_build.py", "conftest.py")
 
 
 @nox.session
@@ -287,3 +290,19 @@ def fuzz(session: nox.Session) -> None:
     session.install("atheris", success_codes=[0, 1])
     out = Path(session.create_tmp()) / "fuzz"
     session.run("python", "-m", "fuzz", "--out", str(out), *session.posargs)
+
+
+@nox.session
+def mutation(session: nox.Session) -> None:
+    """Score the scenario suite and the unit tests on mutants of the reference's core modules (mutmut).
+
+    ``-- ARGS`` go to ``python -m mutation``: ``--sample N`` (default 600), ``--quick`` (100), ``--seed S``,
+    ``--module NAME``, ``--suite scenarios|unit|both``; ``docs/mutation.md`` says how to read the result. The kit
+    is installed without its dependency on the reference, which the tests find only as mutmut's mutated copy.
+    """
+    kit = nox.project.load_toml("conformance/pyproject.toml")["project"]["dependencies"]
+    requirements = [r for r in kit if re.split(r"[^A-Za-z0-9._-]", r, maxsplit=1)[0].lower() != "toolcontract"]
+    session.install(MUTMUT, *requirements, *nox.project.dependency_groups(PYPROJECT, "test"))
+    session.install("--no-deps", "-e", "conformance")
+    out = Path(session.create_tmp()) / "mutation"
+    session.run("python", "-m", "mutation", "--out", str(out), *session.posargs, env={"HYPOTHESIS_PROFILE": "ci"})

@@ -1,0 +1,112 @@
+"""The score of a suite: per module, the share of the mutants it kills among those that can be killed.
+
+``score = killed / (run - equivalent)``: a mutant triaged equivalent (and not killed) is left out; a survivor,
+a timeout, a mutant no test reaches ("no tests") and any other outcome count against the suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, fields
+
+from mutation.outcomes import Outcome
+from mutation.targets import SCHEMA_GROUP
+
+__all__ = ["WHOLE", "Tally", "format_table", "tally"]
+
+WHOLE = "whole"
+"""The row of every module together."""
+
+_SCHEMA_ROW = "schema + _schema_*"
+
+
+@dataclass(slots=True)
+class Tally:
+    """The mutants of one module (or several) by outcome; ``equivalent`` counts triaged-equivalent ones that
+    were not killed, and none of them is in another column."""
+
+    killed: int = 0
+    survived: int = 0
+    timeout: int = 0
+    no_tests: int = 0
+    other: int = 0
+    equivalent: int = 0
+
+    @property
+    def run(self) -> int:
+        """Every mutant counted."""
+        return sum(getattr(self, field.name) for field in fields(self))
+
+    @property
+    def score(self) -> float | None:
+        """killed / (run - equivalent); ``None`` when no mutant can be killed."""
+        killable = self.run - self.equivalent
+        return self.killed / killable if killable else None
+
+    def add(self, outcome: Outcome, equivalent: bool) -> None:
+        """Count one outcome (an equivalent mutant that was killed counts as killed)."""
+        if equivalent and outcome.status != "killed":
+            self.equivalent += 1
+        else:
+            column = outcome.status.replace(" ", "_")
+            setattr(self, column, getattr(self, column) + 1)
+
+    def __iadd__(self, other: Tally) -> Tally:
+        for field in fields(self):
+            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+        return self
+
+
+def tally(outcomes: Iterable[Outcome], modules: Sequence[str], equivalent: Collection[str]) -> dict[str, Tally]:
+    """A tally per module of ``modules`` (in their order), the schema group's when it has several, and
+    :data:`WHOLE`."""
+    rows = {module: Tally() for module in modules}
+    for outcome in outcomes:
+        rows.setdefault(outcome.module, Tally()).add(outcome, outcome.name in equivalent)
+    schema = [module for module in rows if module == SCHEMA_GROUP or module.startswith("_schema_")]
+    if len(schema) > 1:
+        group = Tally()
+        for module in schema:
+            group += rows[module]
+        rows[_SCHEMA_ROW] = group
+    whole = Tally()
+    for module in modules:
+        whole += rows[module]
+    rows[WHOLE] = whole
+    return rows
+
+
+_COLUMNS = ("run", "killed", "survived", "timed out", "no tests", "equivalent", "other", "score")
+
+
+def _cells(row: Tally) -> tuple[str, ...]:
+    score = row.score
+    return (
+        str(row.run),
+        str(row.killed),
+        str(row.survived),
+        str(row.timeout),
+        str(row.no_tests),
+        str(row.equivalent),
+        str(row.other),
+        "-" if score is None else f"{100 * score:.1f} %",
+    )
+
+
+def format_table(rows: dict[str, Tally]) -> str:
+    """The tally as a fixed-width text table, one row per module, the whole last."""
+    body = [(name, *_cells(row)) for name, row in rows.items()]
+    header = ("module", *_COLUMNS)
+    widths = [max(len(line[column]) for line in [header, *body]) for column in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        return "  ".join([first, *(cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))])
+
+    rule = "-" * len(line(header))
+    lines = [line(header), rule]
+    for cells in body:
+        if cells[0] in (_SCHEMA_ROW, WHOLE):
+            lines.append(rule)
+        lines.append(line(cells))
+    return "\n".join(lines)
