@@ -461,6 +461,16 @@ def _truthy_execution_mode(registry: Any, name: str, arguments: Any) -> str:
         return "exclusive"
 
 
+def _denial_reason_as_python_text() -> contextlib.AbstractContextManager[Any]:
+    # reads a reason that is not a string with Python's str(): "5", "{'a': 1}", "None"
+    original = Registry._denial
+
+    def denial(self: Any, state: Any, reason: object) -> Any:
+        return original(self, state, reason if isinstance(reason, str) else str(reason))
+
+    return mock.patch.object(Registry, "_denial", denial)
+
+
 BUGS: tuple[Bug, ...] = (
     Bug(
         "persists-the-value", "R-LOG-3", _wrap_module_function(session_module, "tool_result_data", _persists_the_value)
@@ -542,4 +552,5 @@ BUGS: tuple[Bug, ...] = (
         "R-WRAP-7",
         _wrap_module_function(registry_module, "fuse_signals", _replacement_checked_only_at_entry),
     ),
+    Bug("denial-reason-as-python-text", "R-PRE-8", _denial_reason_as_python_text),
 )

@@ -279,6 +279,13 @@ function failureFrom(error) {
   return failure
 }
 
+/** A denial's failure: the reason is the message as it is, its String() the content (R-PRE-3, R-PRE-8). */
+function denialFrom(reason) {
+  const message = typeof reason === 'string' ? reason : snapshot(reason)
+  if (message === NOT_LOSSLESS) throw new TypeError('tool result must be losslessly JSON-serializable')
+  return { isError: true, error: { message }, content: [{ type: 'text', text: `Error: ${String(message)}` }] }
+}
+
 // --- 5. The raw schema subset (R-SUBSET): every violation, in the contract's order -------------------------------
 
 const CONSTRAINTS = ['type', 'oneOf', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const']
@@ -634,7 +641,7 @@ class Registry {
         if (reason !== undefined) break
       }
       if (reason !== undefined) {
-        result = deepFreeze(failureFrom(reason)) // a denial: message the reason, no info; it reaches post-execute
+        result = deepFreeze(denialFrom(reason)) // a denial: message the reason, no info; it reaches post-execute
       } else {
         result = await waterfall(this.around, run, [], () => this.bodyStage(run))
         if (run.deferred.length > 0) {
@@ -906,7 +913,7 @@ class ScenarioRun {
   preExecuteDecision(action) {
     switch (action.kind) {
       case 'allow': return { kind: 'allow' }
-      case 'deny': return { kind: 'deny', reason: action.reason }
+      case 'deny': return { kind: 'deny', reason: materialize(action.reason) }
       case 'ask': return { kind: 'ask', reason: action.reason }
       case 'raise': throw behaviourError(action)
       default: throw unsupported('pre-execute action', action.kind)

@@ -1377,7 +1377,7 @@ class ScenarioRun {
   guardReason(action, exec) {
     switch (action.kind) {
       case 'pass': return undefined
-      case 'deny': return action.reason
+      case 'deny': return materialize(action.reason)
       case 'mutate-then':
         this.report(exec, 'guard', { arguments: exec.arguments })
         return this.guardReason(action.then, exec)
@@ -1395,7 +1395,7 @@ class ScenarioRun {
   preExecuteDecision(action, exec) {
     switch (action.kind) {
       case 'allow': return { kind: 'allow' }
-      case 'deny': return { kind: 'deny', reason: action.reason }
+      case 'deny': return { kind: 'deny', reason: materialize(action.reason) }
       case 'ask': return { kind: 'ask', ...Object.hasOwn(action, 'reason') ? { reason: action.reason } : {} }
       case 'abort-caller':
         this.abortCaller(exec.callId)

@@ -208,12 +208,12 @@ PRE_DECISIONS = [
     ),
     pytest.param(lambda: EqTrue(), ToolError("tools/pre-execute returned EqTrue, not a decision"), id="eq-true"),
     pytest.param(lambda: DenySub("sub reason"), ToolError("sub reason"), id="deny-subclass"),
-    pytest.param(lambda: Deny(Explosive()), ToolError(UNPRINTABLE), id="deny-explosive-reason"),  # type: ignore[arg-type]
-    pytest.param(lambda: Deny(BaseExplosive()), ToolError(UNPRINTABLE), id="deny-base-explosive-reason"),  # type: ignore[arg-type]
+    pytest.param(lambda: Deny(Explosive()), NOT_JSON, id="deny-explosive-reason"),
+    pytest.param(lambda: Deny(BaseExplosive()), NOT_JSON, id="deny-base-explosive-reason"),
     pytest.param(lambda: Deny(HostileStr("sub")), ToolError("sub"), id="deny-str-subclass-reason"),
-    pytest.param(lambda: Deny(10**5000), ToolError(UNPRINTABLE), id="deny-huge-int-reason"),  # type: ignore[arg-type]
-    pytest.param(lambda: Deny(RuntimeError("as error")), ToolError("as error"), id="deny-error-reason"),  # type: ignore[arg-type]
-    pytest.param(lambda: Ask(Explosive()), ToolError(UNPRINTABLE), id="ask-explosive-reason"),  # type: ignore[arg-type]
+    pytest.param(lambda: Deny(10**5000), NOT_JSON, id="deny-huge-int-reason"),
+    pytest.param(lambda: Deny(RuntimeError("as error")), NOT_JSON, id="deny-error-reason"),
+    pytest.param(lambda: Ask(Explosive()), NOT_JSON, id="ask-explosive-reason"),  # type: ignore[arg-type]
     pytest.param(lambda: RaisingAwaitable(), ToolError("__await__"), id="awaitable-raises"),
 ]
 
@@ -266,23 +266,30 @@ def test_a_hook_that_is_not_callable() -> None:
 # --- guards --------------------------------------------------------------------------------------------
 
 GUARD_REASONS = [
-    pytest.param(lambda: Explosive(), UNPRINTABLE, id="explosive"),
-    pytest.param(lambda: BaseExplosive(), UNPRINTABLE, id="base-explosive"),
-    pytest.param(lambda: HostileStr("sub reason"), "sub reason", id="str-subclass"),
-    pytest.param(lambda: 5, "5", id="a-number"),
-    pytest.param(lambda: EqTrue(), "eq-true", id="eq-true"),
-    pytest.param(lambda: GetattributeRaises(), UNPRINTABLE, id="getattribute-raises"),
-    pytest.param(lambda: RuntimeError("error as reason"), "error as reason", id="an-error"),
+    pytest.param(lambda: Explosive(), id="explosive"),
+    pytest.param(lambda: BaseExplosive(), id="base-explosive"),
+    pytest.param(lambda: EqTrue(), id="eq-true"),
+    pytest.param(lambda: GetattributeRaises(), id="getattribute-raises"),
+    pytest.param(lambda: RuntimeError("error as reason"), id="an-error"),
 ]
 
 
-@pytest.mark.parametrize(("reason", "message"), GUARD_REASONS)
-def test_a_guard_returning_a_hostile_reason_denies_with_its_text(reason: Callable[[], Any], message: str) -> None:
-    """digest 6.4 / 6.5: any non-None answer denies; the denial reaches post-execute."""
+@pytest.mark.parametrize("reason", GUARD_REASONS)
+def test_a_guard_returning_a_reason_that_is_not_json_is_a_final_failure(reason: Callable[[], Any]) -> None:
+    """R-PRE-8: the reason fails as its materialization would, its own code never run; post-execute is skipped."""
     registry = registry_with_t()
     phases = Phases(registry)
     registry.add_guard(lambda run: reason())
-    failed(call(registry, "t"), ToolError(message))
+    failed(call(registry, "t"), NOT_JSON)
+    assert phases.seen == []
+
+
+def test_a_guard_returning_a_string_subclass_denies_with_its_exact_text() -> None:
+    """digest 6.4 / 6.5: any non-None answer denies; the denial reaches post-execute."""
+    registry = registry_with_t()
+    phases = Phases(registry)
+    registry.add_guard(lambda run: HostileStr("sub reason"))
+    failed(call(registry, "t"), ToolError("sub reason"))
     assert phases.seen == ["post"]
 
 

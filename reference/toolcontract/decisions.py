@@ -32,9 +32,13 @@ class Allow:
 
 @dataclass(frozen=True, slots=True)
 class Deny:
-    """Refuse the call: it fails with ``reason`` as its message and ``Error: <reason>`` as its content."""
+    """Refuse the call: it fails with ``reason`` as its message and ``Error: <reason>`` as its content.
 
-    reason: str
+    ``reason`` is a string, or any lossless JSON value: that value is then the message, and the content reads
+    it as ECMAScript's ``String()`` does (``Error: 5``, ``Error: 1,x``, ``Error: [object Object]``).
+    """
+
+    reason: JsonValue
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 from toolcontract.errors import CodeRunFailedError, error_message, is_interrupt
+from toolcontract.es_string import es_string
 from toolcontract.execution import Call, ToolExecution
 from toolcontract.jsonvalue import JsonValue, NotLosslessJson, plain_str, snapshot_json, type_name
 from toolcontract.registry import RESERVED_NAME, Registry, is_awaitable
@@ -299,7 +300,9 @@ class _Run:
             outer.conclude_turn()
         if isinstance(result, ToolSuccess):
             return _Outcome(value=result.value)
-        return _Outcome(error=result.error.message)
+        message = result.error.message
+        # a denial's JSON reason reaches the program as the contract's Error(message) reads it: String(message)
+        return _Outcome(error=message if isinstance(message, str) else es_string(message))
 
     async def _acquire_slot(self) -> bool:
         """Take a slot; ``False`` when the call would still be queued once the run is over (abandoned)."""

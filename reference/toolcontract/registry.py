@@ -40,6 +40,7 @@ from toolcontract.errors import (
     error_message,
     is_interrupt,
 )
+from toolcontract.es_string import es_string
 from toolcontract.execution import Call, ToolExecution
 from toolcontract.frozen import FrozenList
 from toolcontract.jsonvalue import (
@@ -134,12 +135,14 @@ class _CallState:
     long as the call, and only the registry can reach them.
     """
 
-    __slots__ = ("body_invoked", "caller_signal", "finalizer", "owned", "sealed")
+    __slots__ = ("body_invoked", "caller_signal", "denial", "finalizer", "owned", "sealed")
 
     def __init__(self, finalizer: Any, caller_signal: Any) -> None:
         self.finalizer = finalizer
         self.caller_signal = caller_signal
         self.body_invoked = False
+        # the error of this call's denial, whose message may be any JSON value (only the registry makes one)
+        self.denial: ToolError | None = None
         self.owned: list[ToolResult] = []
         self.sealed: list[ToolResult] = []
 
@@ -212,12 +215,6 @@ async def settle(produced: Any) -> Any:
 def _class_name(kind: type) -> str:
     name: str = _CLASS_NAME(kind)
     return name
-
-
-def _reason_text(reason: object) -> str:
-    """A denial reason as a message: a string as it is, anything else as a raised value's message."""
-    text = plain_str(reason)
-    return text if text is not None else error_message(reason)
 
 
 def _call_identity(call: Call) -> tuple[str, str, str, Any, AbortSignal | None, Any]:
@@ -533,13 +530,11 @@ class Registry:
                 chosen, approval_cancelled = await self._resolve_ask(run, state, chosen)
             if approval_cancelled and state.caller_cancelled:
                 return aborted_result(ABORTED_BEFORE_DISPATCH)
-            denial: str | None
             if type(chosen) is Deny:
-                denial = _reason_text(chosen.reason)
-            else:
-                denial = await self._guard_denial(run) if self._guards else None
+                return self._denial(state, chosen.reason)
+            denial = await self._guard_denial(run) if self._guards else None
             if denial is not None:
-                return self._materialize(state, ToolFailure(ToolError(denial), error_content(denial)))
+                return self._denial(state, denial)
             if state.caller_cancelled:
                 return aborted_result(ABORTED_BEFORE_DISPATCH)
         except BaseException as thrown:
@@ -588,12 +583,29 @@ class Registry:
         shown = canonical_json(answered) if is_lossless_json(answered) else error_message(answered)
         raise ValueError(f"unreachable variant in ApprovalOutcome: {shown}")
 
-    async def _guard_denial(self, run: ToolExecution) -> str | None:
+    async def _guard_denial(self, run: ToolExecution) -> object:
         for guard in list(self._guards):
             reason = await settle(guard(run))
             if reason is not None:
-                return _reason_text(reason)
+                return reason
         return None
+
+    def _denial(self, state: _CallState, reason: object) -> ToolResult:
+        """The failure of a denial: the reason is its message, ``Error: <String(reason)>`` its content (R-PRE-3).
+
+        A reason that is not a string keeps its JSON value as the message; one that is not lossless JSON fails
+        as its materialization does (``TypeError``, a final failure), and its own code never runs.
+        """
+        text = plain_str(reason)
+        if text is not None:
+            return self._materialize(state, ToolFailure(ToolError(text), error_content(text)))
+        try:
+            message = snapshot_json(reason)
+        except NotLosslessJson:
+            raise TypeError(_RESULT_NOT_LOSSLESS) from None
+        error = ToolError(message)
+        state.denial = error
+        return self._materialize(state, ToolFailure(error, error_content(es_string(message))))
 
     async def _body_stage(self, run: ToolExecution, state: _CallState) -> ToolResult:
         wrapper_signal = run.signal
@@ -792,7 +804,7 @@ class Registry:
                     candidate.value, content, meta, contexts, candidate.concludes_turn is True
                 )
             else:
-                error = plain_error(candidate.error)
+                error = candidate.error if candidate.error is state.denial else plain_error(candidate.error)
                 if error is None:
                     raise TypeError(_RESULT_NOT_LOSSLESS)
                 materialized = ToolFailure(error, content, meta, contexts)

@@ -78,9 +78,12 @@ class ErrorInfo:
 
 @dataclass(frozen=True, slots=True)
 class ToolError:
-    """A failure's error: the message (always) and the info (``None`` for non-Harness errors)."""
+    """A failure's error: the message (always) and the info (``None`` for non-Harness errors).
 
-    message: str
+    The message is a string, except for a denial whose reason is another JSON value: that frozen value.
+    """
+
+    message: JsonValue
     info: ErrorInfo | None = None
 
 

@@ -728,7 +728,7 @@ class _ScenarioRun:
         if kind == "allow":
             return Allow()
         if kind == "deny":
-            return Deny(action["reason"])
+            return Deny(materialize(action["reason"]))
         if kind == "ask":
             return Ask(action.get("reason"))
         if kind == "abort-caller":
@@ -740,18 +740,17 @@ class _ScenarioRun:
         raise _error(action)
 
     def _guard_hook(self, applies: Callable[[ToolExecution], bool], action: Mapping[str, Any]) -> Any:
-        def guard(run: ToolExecution) -> str | None:
+        def guard(run: ToolExecution) -> Any:
             return self._guard_reason(action, run) if applies(run) else None
 
         return guard
 
-    def _guard_reason(self, action: Mapping[str, Any], run: ToolExecution) -> str | None:
+    def _guard_reason(self, action: Mapping[str, Any], run: ToolExecution) -> Any:
         kind = action["kind"]
         if kind == "pass":
             return None
         if kind == "deny":
-            reason: str = action["reason"]
-            return reason
+            return materialize(action["reason"])
         if kind == "mutate-then":
             self._report(run, "guard", arguments=run.arguments)
             return self._guard_reason(action["then"], run)
