@@ -565,6 +565,19 @@ def _either(*choices: tuple[int, _Builder]) -> _Builder:
     return lambda rng: seeded.weighted(rng, choices)(rng)
 
 
+#: Reasons of a denial that are not text: each becomes the failure's message as it is, and its content the
+#: reason's ECMAScript ``String()`` (R-PRE-8); a guard's reason is never ``null`` (that is no reason).
+_NON_TEXT_REASONS: Final[tuple[Any, ...]] = (5, {"a": 1}, [1, "x", [2, None]], True, 1e21, -0.5, None)
+
+
+def _deny_reason(rng: random.Random, *, may_be_null: bool) -> Any:
+    """Mostly a message, sometimes a JSON value that is not text."""
+    if rng.random() < 0.75:
+        return _message(rng)
+    reasons = _NON_TEXT_REASONS if may_be_null else _NON_TEXT_REASONS[:-1]
+    return copy.deepcopy(rng.choice(reasons))
+
+
 def _message(rng: random.Random) -> str:
     return seeded.string(rng) if seeded.chance(rng, 0.25) else seeded.pick(rng, _MESSAGES)
 
@@ -835,7 +848,7 @@ def _wrapping(kind: str, inner: tuple[tuple[int, _Builder], ...]) -> _Builder:
 def _pre_execute_actions(cancellation: bool) -> _Part:
     actions: tuple[tuple[int, _Builder], ...] = (
         (4, _constant(kind="allow")),
-        (1, lambda rng: {"kind": "deny", "reason": _message(rng)}),
+        (1, lambda rng: {"kind": "deny", "reason": _deny_reason(rng, may_be_null=True)}),
         (1, lambda rng: _with_optional(rng, {"kind": "ask"}, reason=_message)),
         (1, _raising("raise")),
     )
@@ -849,7 +862,7 @@ def _pre_execute_actions(cancellation: bool) -> _Part:
 def _guard_actions() -> _Part:
     actions: tuple[tuple[int, _Builder], ...] = (
         (4, _constant(kind="pass")),
-        (1, lambda rng: {"kind": "deny", "reason": _message(rng)}),
+        (1, lambda rng: {"kind": "deny", "reason": _deny_reason(rng, may_be_null=False)}),
         (1, _raising("raise")),
     )
     return _built(*actions, (1, _wrapping("mutate-then", actions)))
