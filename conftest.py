@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 #: The examples per property test of each profile (``thorough`` is what the tests ran before profiles existed).
-EXAMPLES = {"dev": 20, "ci": 50, "thorough": 100}
+EXAMPLES = {"dev": 20, "ci": 40, "thorough": 100}
 
 # No deadlines: the suite checks what code answers, not how fast, and runs on loaded, shared machines.
 settings.register_profile("dev", max_examples=EXAMPLES["dev"], deadline=None, print_blob=True)
