@@ -97,7 +97,7 @@ def test_a_run_repeats_by_its_seed(tmp_path: Path) -> None:
     broken = f"{__name__}:persists_the_value"
     first, second = tmp_path / "first", tmp_path / "second"
     for directory in (first, second):
-        status, _out, _err = fuzz("--impl", broken, "--examples", "150", "--seed", "7", "--save", str(directory))
+        status, _out, _err = fuzz("--impl", broken, "--examples", "150", "--seed", "3", "--save", str(directory))
         assert status == 1
     (one,), (golden,) = saved_files(first)
     (two,), (golden_again,) = saved_files(second)
@@ -114,7 +114,7 @@ def test_the_reference_passes_through_the_toolcontract_command(capsys: pytest.Ca
 
 def test_the_invariants_alone_catch_a_broken_replay(tmp_path: Path) -> None:
     status, out, _err = fuzz(
-        "--impl", f"{__name__}:replay_includes_tool_calls", "--check", "invariants", "--examples", "100", "--seed", "2"
+        "--impl", f"{__name__}:replay_includes_tool_calls", "--check", "invariants", "--examples", "100", "--seed", "1"
     )
     assert status == 1
     assert "Failure 1 (invariant: not the messages of the log's tool/result events, verbatim)" in out
@@ -128,7 +128,7 @@ def test_distinct_failures_are_each_saved_up_to_max_failures(tmp_path: Path) -> 
         "--examples",
         "200",
         "--seed",
-        "7",  # finds both in ten scenarios and shrinks them fast; seed 4 takes ten times as long
+        "1",  # finds both within a few scenarios and shrinks them fast; other seeds take up to twice as long
         "--max-failures",
         "2",
         "--save",
