@@ -10,8 +10,8 @@ from test_hostile import NOT_JSON, Phases, failed
 
 from conftest import call, plain, raw_tool
 from toolcontract import Accept, Deny, Registry, ToolFailure
-from toolcontract.es_string import es_string
 from toolcontract.frozen import FrozenDict, FrozenList
+from toolcontract.renderers._ecma import js_string
 
 
 def registry_denying(reason: object) -> Registry:
@@ -112,8 +112,8 @@ def test_a_guard_reason_follows_the_same_rule() -> None:
     assert plain(result.content) == [{"type": "text", "text": "Error: 1,,x"}]
 
 
-def test_es_string_of_a_deep_list_is_iterative() -> None:
+def test_js_string_of_a_deep_list_is_iterative() -> None:
     deep: list[Any] = [7]
     for _ in range(100_000):
         deep = [deep, None]
-    assert es_string(deep) == "7" + "," * 100_000
+    assert js_string(deep) == "7" + "," * 100_000

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 from toolcontract.errors import CodeRunFailedError, error_message, is_interrupt
-from toolcontract.es_string import es_string
 from toolcontract.execution import Call, ToolExecution
 from toolcontract.jsonvalue import JsonValue, NotLosslessJson, plain_str, snapshot_json, type_name
 from toolcontract.registry import RESERVED_NAME, Registry, is_awaitable
+from toolcontract.renderers._ecma import js_string
 from toolcontract.result import ABSENT, ToolResult, ToolSuccess
 from toolcontract.signal import AbortController, AbortSignal
 
@@ -302,7 +302,7 @@ class _Run:
             return _Outcome(value=result.value)
         message = result.error.message
         # a denial's JSON reason reaches the program as the contract's Error(message) reads it: String(message)
-        return _Outcome(error=message if isinstance(message, str) else es_string(message))
+        return _Outcome(error=message if isinstance(message, str) else js_string(message))
 
     async def _acquire_slot(self) -> bool:
         """Take a slot; ``False`` when the call would still be queued once the run is over (abandoned)."""

@@ -40,7 +40,6 @@ from toolcontract.errors import (
     error_message,
     is_interrupt,
 )
-from toolcontract.es_string import es_string
 from toolcontract.execution import Call, ToolExecution
 from toolcontract.frozen import FrozenList
 from toolcontract.jsonvalue import (
@@ -52,6 +51,7 @@ from toolcontract.jsonvalue import (
     snapshot_json,
     thaw,
 )
+from toolcontract.renderers._ecma import js_string
 from toolcontract.result import (
     ABSENT,
     DispatchToken,
@@ -605,7 +605,7 @@ class Registry:
             raise TypeError(_RESULT_NOT_LOSSLESS) from None
         error = ToolError(message)
         state.denial = error
-        return self._materialize(state, ToolFailure(error, error_content(es_string(message))))
+        return self._materialize(state, ToolFailure(error, error_content(js_string(message))))
 
     async def _body_stage(self, run: ToolExecution, state: _CallState) -> ToolResult:
         wrapper_signal = run.signal
