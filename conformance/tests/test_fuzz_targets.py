@@ -6,23 +6,10 @@ load, or whose typed errors changed fails here rather than in a long fuzzing run
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _importable() -> Iterator[None]:
-    sys.path.insert(0, str(ROOT))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(ROOT))
-
+from repository_root import ROOT, root_importable  # noqa: F401  (the fixture is used by its name)
 
 MUTANTS = 250
 # Seeds fed as they are (every one for the fast targets, every second or fourth for the slower ones).

@@ -6,24 +6,12 @@ layout. A whole mutation run takes minutes and mutmut; none is made here.
 from __future__ import annotations
 
 import json
-import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _importable() -> Iterator[None]:
-    sys.path.insert(0, str(ROOT))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(ROOT))
+from repository_root import ROOT, root_importable  # noqa: F401  (the fixture is used by its name)
 
 
 def _names(module: str, count: int, function: str = "x_f") -> list[str]:
