@@ -10,6 +10,8 @@ reference skips it, and ``python tools/record_goldens.py`` records its golden fr
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from catalogue import behaviours, catalogue
 from syrupy.assertion import SnapshotAssertion
 
 from toolcontract_conformance import deepjson
+from toolcontract_conformance import scenario as scenario_module
 from toolcontract_conformance.adapters.reference import implementation
 from toolcontract_conformance.golden import GoldenFileExtension
 from toolcontract_conformance.golden_source import REFERENCE, golden_source_of
@@ -28,9 +31,11 @@ from toolcontract_conformance.locations import goldens_dir, scenarios_dir
 from toolcontract_conformance.rules import load_rules, parse_contract
 from toolcontract_conformance.scenario import (
     ScenarioError,
+    _bundled_valid_texts,
     load_scenario,
     load_scenarios,
     scenario_from_data,
+    text_digest,
     transcript_schema,
 )
 
@@ -243,3 +248,37 @@ def test_a_file_read_again_is_validated_again_once_its_text_changes(tmp_path: Pa
     file.write_text(json.dumps(broken), "utf-8")
     with pytest.raises(ScenarioError, match=r"\$\.steps"):
         load_scenario(file)
+
+
+# --- the kit's list of validated scenario texts ------------------------------------------------------------
+
+
+def test_the_list_of_validated_scenario_texts_is_current() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPOSITORY / "tools" / "validated_scenarios.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_listed_text_changed_is_checked_in_full(tmp_path: Path) -> None:
+    bundled = next(iter(sorted(scenarios_dir().glob("*.json"))))
+    assert text_digest(bundled.read_text("utf-8")) in _bundled_valid_texts()
+    changed = json.loads(bundled.read_text("utf-8"))
+    changed["formatVersion"] = 2
+    copy = tmp_path / bundled.name
+    copy.write_text(json.dumps(changed), encoding="utf-8")
+    with pytest.raises(ScenarioError, match="formatVersion"):
+        load_scenario(copy)
+
+
+def test_a_list_made_with_another_schema_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    _bundled_valid_texts.cache_clear()
+    monkeypatch.setattr(scenario_module, "schema_digest", lambda: "0" * 64)
+    try:
+        assert _bundled_valid_texts() == frozenset()
+    finally:
+        _bundled_valid_texts.cache_clear()

@@ -117,8 +117,8 @@ def load_scenario(path: Path | str) -> Scenario:
         raise ScenarioError(source, format_path(error.path), _too_deep(error.limit)) from None
     except ValueError as error:
         raise ScenarioError(source, "$", f"is not JSON: {error}") from None
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    if digest in _VALID_TEXTS:
+    digest = text_digest(text)
+    if digest in _VALID_TEXTS or digest in _bundled_valid_texts():
         return _scenario(data, path)
     scenario = scenario_from_data(data, source, path)
     _VALID_TEXTS.add(digest)
@@ -128,6 +128,36 @@ def load_scenario(path: Path | str) -> Scenario:
 #: The digests of scenario texts found valid: a text read again (every check of a process reads the suite)
 #: parses to the same data, which validation would find valid again; the schema check is most of a load.
 _VALID_TEXTS: set[bytes] = set()
+
+#: The kit's list of the bundled scenario texts that passed every check, with the digest of the schema they were
+#: checked against (``python tools/validated_scenarios.py`` writes it; ``test_scenarios.py`` keeps it current).
+VALIDATED_SCENARIOS = "validated-scenarios.json"
+
+
+def text_digest(text: str) -> bytes:
+    """The digest by which a scenario text is known to have passed every check."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def schema_digest() -> str:
+    """The digest of the scenario schema's text, which the list of validated texts was made with."""
+    schema = resources.files("toolcontract_conformance").joinpath("schemas", "scenario.schema.json").read_bytes()
+    return hashlib.sha256(schema).hexdigest()
+
+
+@cache
+def _bundled_valid_texts() -> frozenset[bytes]:
+    """The bundled scenario texts checked when the kit was made: a command that loads the whole suite need not
+    check each again (most of the load). Empty when the list is missing or was made with another schema."""
+    try:
+        listed = json.loads(
+            resources.files("toolcontract_conformance").joinpath("data", VALIDATED_SCENARIOS).read_text("utf-8")
+        )
+        if listed["schema"] != schema_digest():
+            return frozenset()
+        return frozenset(bytes.fromhex(digest) for digest in listed["texts"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return frozenset()
 
 
 def _too_deep(limit: int) -> str:
