@@ -373,6 +373,76 @@ def test_poison_anywhere_is_rejected(value: Any, poison: Any, data: st.DataObjec
         snapshot_json(candidate)
 
 
+# --- values nested deeper than the recursive fast paths go take the iterative ones ------------------------
+
+_DEEPER_THAN_RECURSION = 450  # the recursive fast copy and check stop at 400 levels
+
+
+def _nested(inner: Any, keys: list[str]) -> Any:
+    """``inner`` under :data:`_DEEPER_THAN_RECURSION` levels, alternately an object (``keys`` first, in order,
+    each holding a scalar, and the nesting key last) and a list (a scalar, then the nesting)."""
+    value = inner
+    for level in range(_DEEPER_THAN_RECURSION):
+        value = [level, value] if level % 2 else {**dict.fromkeys(keys, level), "next": value}
+    return value
+
+
+@pytest.mark.parametrize("keys", [[], ["b", "7"], ["10", "", "2"]], ids=["no-keys", "an-index", "indices"])
+@settings(deadline=None)
+@given(lossless_values)
+def test_deep_values_copy_check_and_write_as_shallow_ones(keys: list[str], inner: Any) -> None:
+    """The iterative paths give the recursive ones' answers: the same copy (key order included), the same
+    verdict, the same text, indented or not."""
+    deep = _nested(inner, keys)
+    copy = snapshot_json(deep)
+    assert is_lossless_json(deep) and is_lossless_json(copy)
+    node, shallow = copy, snapshot_json(inner)
+    for level in range(_DEEPER_THAN_RECURSION - 1, -1, -1):
+        if level % 2:
+            assert type(node) is FrozenList and node[0] == level
+            node = node[1]
+        else:
+            assert type(node) is FrozenDict and list(node) == es_key_order([*keys, "next"])
+            node = node["next"]
+    assert node == shallow
+    wrapper = snapshot_json(_nested("\x00", keys))  # in ECMAScript key order; json writes it as JSON.stringify
+    for indent in (None, 2):
+        separators = (",", ":") if indent is None else (",", ": ")
+        prefix, suffix = json.dumps(wrapper, indent=indent, separators=separators).split(canonical_json("\x00"))
+        inner_text = canonical_json(shallow, indent)
+        if indent:  # the inner value's own lines stand under every level above it
+            inner_text = inner_text.replace("\n", "\n" + "  " * _DEEPER_THAN_RECURSION)
+        assert canonical_json(copy, indent) == canonical_json(deep, indent) == prefix + inner_text + suffix
+
+
+_DEEP_POISONS = {
+    "nan": math.nan,
+    "negative-zero": -0.0,
+    "unsafe-integer": 2**53,
+    "unsupported-type:bytes": b"x",
+    "cycle": None,
+    "non-string-key": None,
+}
+
+
+@pytest.mark.parametrize("kind", list(_DEEP_POISONS))
+def test_deep_values_are_rejected_as_shallow_ones(kind: str) -> None:
+    """A rejection deep down is found by every entry point, and named at its place, as a shallow one is."""
+    inner: Any = {1: "v"} if kind == "non-string-key" else [_DEEP_POISONS[kind]]
+    deep = _nested(inner, ["a"])
+    if kind == "cycle":
+        inner[0] = deep
+    above = tuple(1 if level % 2 else "next" for level in range(_DEEPER_THAN_RECURSION - 1, -1, -1))
+    rejections = list(iter_rejections(deep))
+    assert rejections == [Rejection((*above, 0 if kind != "non-string-key" else 1), kind)]
+    assert not is_lossless_json(deep)
+    with pytest.raises(NotLosslessJson) as raised:
+        snapshot_json(deep)
+    assert raised.value.rejections == rejections
+    with pytest.raises(NotLosslessJson):
+        canonical_json(deep)
+
+
 # --- a rejected value is not kept alive by the walk that bailed on it ---------------------------------
 
 

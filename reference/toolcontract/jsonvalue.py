@@ -100,7 +100,10 @@ def es_key_order(keys: list[str]) -> list[str]:
 
 
 def _needs_reorder(keys: Any) -> bool:
-    return any(type(key) is str and key and "0" <= key[0] <= "9" and is_array_index(key) for key in keys)
+    for key in keys:  # noqa: SIM110 - a plain loop: any() over a generator costs twice as much on this hot path
+        if type(key) is str and key and "0" <= key[0] <= "9" and is_array_index(key):
+            return True
+    return False
 
 
 def _reordered(mapping: dict[str, Any]) -> FrozenDict:
@@ -191,6 +194,10 @@ class _Bail(Exception):
     """
 
 
+class _TooDeep(_Bail):
+    """The recursive fast copy or check would go deeper than it may: the iterative one takes over."""
+
+
 def _fast_copy(value: Any, depth: int) -> Any:
     kind = type(value)
     if kind is str or value is None or kind is bool:
@@ -204,7 +211,7 @@ def _fast_copy(value: Any, depth: int) -> Any:
             return value
         raise _Bail
     if depth > _FAST_DEPTH:
-        raise _Bail
+        raise _TooDeep
     if kind is dict or kind is FrozenDict:
         copied = {}
         reorder = False
@@ -218,6 +225,99 @@ def _fast_copy(value: Any, depth: int) -> Any:
     if kind is list or kind is FrozenList:
         return FrozenList([_fast_copy(item, depth + 1) for item in value])
     raise _Bail
+
+
+def _is_plain_scalar(value: Any) -> bool:
+    """True for an accepted value that is not a container: what the fast copy and check take as it is."""
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return True
+    if kind is int:
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[no-any-return]
+    if kind is float:
+        return value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0.0)
+    return False
+
+
+def _deep_walk(root: Any, build: bool) -> Any:
+    """The fast copy (or, without ``build``, the fast check) of a value nested deeper than recursion may go.
+
+    It returns the frozen copy of a lossless value (``None`` when only checking) and raises :class:`_Bail` at the
+    first thing it does not take (a rejected scalar, a non-string key, a cycle): the thorough walk then names
+    every rejection. A frame is ``[children left, copied pairs or items, is_dict, needs reordering, key of the
+    child being walked, the container's id]``.
+    """
+    frames: list[list[Any]] = []
+    on_path: set[int] = set()
+    value = root
+    while True:
+        kind = type(value)  # value: a container to open, or (at the root only) a scalar
+        if kind is dict or kind is FrozenDict:
+            identity = id(value)
+            if identity in on_path:
+                raise _Bail
+            on_path.add(identity)
+            frames.append([iter(value.items()), {}, True, False, None, identity])
+        elif kind is list or kind is FrozenList:
+            identity = id(value)
+            if identity in on_path:
+                raise _Bail
+            on_path.add(identity)
+            frames.append([iter(value), [], False, False, None, identity])
+        elif _is_plain_scalar(value):
+            return value
+        else:
+            raise _Bail
+        while True:  # take the innermost open container's next child; close the containers that have none
+            frame = frames[-1]
+            children, built = frame[0], frame[1]
+            if frame[2]:
+                for key, child in children:
+                    if type(key) is not str:
+                        raise _Bail
+                    if key and "0" <= key[0] <= "9" and is_array_index(key):
+                        frame[3] = True
+                    kind = type(child)
+                    if kind is dict or kind is FrozenDict or kind is list or kind is FrozenList:
+                        frame[4] = key
+                        break
+                    if not _is_plain_scalar(child):
+                        raise _Bail
+                    if build:
+                        built[key] = child
+                else:
+                    child = _END
+            else:
+                for child in children:
+                    kind = type(child)
+                    if kind is dict or kind is FrozenDict or kind is list or kind is FrozenList:
+                        break
+                    if not _is_plain_scalar(child):
+                        raise _Bail
+                    if build:
+                        built.append(child)
+                else:
+                    child = _END
+            if child is not _END:
+                value = child
+                break
+            frames.pop()
+            on_path.discard(frame[5])
+            copy: Any
+            if not build:
+                copy = None
+            elif frame[2]:
+                copy = _reordered(built) if frame[3] else FrozenDict(built)
+            else:
+                copy = FrozenList(built)
+            if not frames:
+                return copy
+            parent = frames[-1]
+            if build:
+                if parent[2]:
+                    parent[1][parent[4]] = copy
+                else:
+                    parent[1].append(copy)
 
 
 def _thorough_walk(root: Any, build: bool) -> tuple[Any, list[Rejection]]:
@@ -295,8 +395,13 @@ def snapshot_json(value: Any) -> JsonValue:
     """
     try:
         return _fast_copy(value, 0)
-    except (_Bail, RecursionError):
-        pass  # too deep for the recursive copy, a cycle, or a rejection: the iterative walk reports it
+    except (_TooDeep, RecursionError):
+        try:  # too deep for the recursive copy: the iterative one, unless it meets a cycle or a rejection
+            return without_collector(_deep_walk, value, True)
+        except _Bail:
+            pass
+    except _Bail:
+        pass  # a rejection: the thorough walk names every one
     # the walk keeps every open container's frame alive: without the pause, a deep value triggers full collections
     copy, rejections = without_collector(_thorough_walk, value, True)
     if rejections:
@@ -347,7 +452,7 @@ def _fast_check(value: Any, depth: int) -> bool:
         return value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0.0)
     if kind is dict or kind is FrozenDict:
         if depth > _FAST_DEPTH:
-            raise _Bail
+            raise _TooDeep
         depth += 1
         for key, item in value.items():  # noqa: SIM110
             if type(key) is not str or not _fast_check(item, depth):
@@ -355,7 +460,7 @@ def _fast_check(value: Any, depth: int) -> bool:
         return True
     if kind is list or kind is FrozenList:
         if depth > _FAST_DEPTH:
-            raise _Bail
+            raise _TooDeep
         depth += 1
         for item in value:  # noqa: SIM110
             if not _fast_check(item, depth):
@@ -369,8 +474,12 @@ def is_lossless_json(value: Any) -> bool:
     try:
         return _fast_check(value, 0)
     except (_Bail, RecursionError):
-        pass  # too deep for the recursive check, or a cycle (infinitely deep): the iterative walk decides
-    return not without_collector(_thorough_walk, value, False)[1]
+        pass  # too deep for the recursive check, or a cycle (infinitely deep): the iterative check decides
+    try:
+        without_collector(_deep_walk, value, False)
+    except _Bail:
+        return False
+    return True
 
 
 # --- canonical JSON text -------------------------------------------------------------------------------
@@ -452,74 +561,90 @@ def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
         indent = indent[:10]
     if not indent:
         indent = None
+    kind = type(value)
+    if (kind is dict or kind is FrozenDict or kind is list or kind is FrozenList) and value:
+        # the writer keeps a frame per open container: without the pause, a deep value triggers full collections
+        return without_collector(_write_json, value, indent)
+    return _leaf_text(value)
+
+
+def _write_json(value: Any, indent: str | None) -> str:
+    """The text of a non-empty container (see :func:`canonical_json`); ``indent`` is normalized."""
+    key_separator = ": " if indent is not None else ":"
     parts: list[str] = []
     append = parts.append
-    # stack entries: (iterator over children, is_dict, depth, first-flag holder)
+    # stack entries: [children left (pairs for an object), is_dict, no child written yet, the container's id]
     stack: list[list[Any]] = []
     open_containers: set[int] = set()  # ids of the containers being written: meeting one again is a cycle
-    pending: Any = value
-    has_pending = True
+    pending: Any = value  # the next value to write
     while True:
-        if has_pending:
-            has_pending = False
-            kind = type(pending)
-            if (kind is dict or kind is FrozenDict or kind is list or kind is FrozenList) and pending:
-                if id(pending) in open_containers:
-                    raise NotLosslessJson([Rejection((), "cycle")])
-                open_containers.add(id(pending))
-            if kind is str:
-                append(encode_string(pending))
-            elif pending is None:
-                append("null")
-            elif kind is bool:
-                append("true" if pending else "false")
-            elif kind is int or kind is float:
-                reason = _scalar_rejection(pending)
-                if reason is not None:
-                    raise NotLosslessJson([Rejection((), reason)])
-                append(format_number(pending))
-            elif kind is dict or kind is FrozenDict:
-                if not pending:
-                    append("{}")
-                else:
-                    append("{")
-                    stack.append([iter(_ordered_items(pending)), True, len(stack) + 1, True, id(pending)])
-            elif kind is list or kind is FrozenList:
-                if not pending:
-                    append("[]")
-                else:
-                    append("[")
-                    stack.append([iter(pending), False, len(stack) + 1, True, id(pending)])
-            else:
-                raise NotLosslessJson([Rejection((), f"unsupported-type:{_type_name(kind)}")])
-        if not stack:
-            break
-        entry = stack[-1]
-        child: Any = next(entry[0], _END)
-        if child is _END:
-            stack.pop()
-            open_containers.discard(entry[4])
-            if indent is not None:
-                append("\n" + indent * (entry[2] - 1))
-            append("}" if entry[1] else "]")
-            if not stack:
-                break
-            continue
-        if not entry[3]:
-            append(",")
-        entry[3] = False
-        if indent is not None:
-            append("\n" + indent * entry[2])
-        if entry[1]:
-            key, pending = child
-            if type(key) is not str:
-                raise NotLosslessJson([Rejection((), "non-string-key")])
-            append(encode_string(key))
-            append(": " if indent is not None else ":")
+        kind = type(pending)
+        if (kind is dict or kind is FrozenDict) and pending:
+            if id(pending) in open_containers:
+                raise NotLosslessJson([Rejection((), "cycle")])
+            open_containers.add(id(pending))
+            append("{")
+            stack.append([iter(_ordered_items(pending)), True, True, id(pending)])
+        elif (kind is list or kind is FrozenList) and pending:
+            if id(pending) in open_containers:
+                raise NotLosslessJson([Rejection((), "cycle")])
+            open_containers.add(id(pending))
+            append("[")
+            stack.append([iter(pending), False, True, id(pending)])
         else:
-            pending = child
-        has_pending = True
-    return "".join(parts)
+            append(_leaf_text(pending))
+        descend = False
+        while stack and not descend:  # write the innermost container's children up to the next non-empty one
+            entry = stack[-1]
+            is_dict = entry[1]
+            for child in entry[0]:
+                if entry[2]:
+                    entry[2] = False
+                else:
+                    append(",")
+                if indent is not None:
+                    append("\n" + indent * len(stack))
+                if is_dict:
+                    key, child = child
+                    if type(key) is not str:
+                        raise NotLosslessJson([Rejection((), "non-string-key")])
+                    append(encode_string(key))
+                    append(key_separator)
+                kind = type(child)
+                if (kind is dict or kind is FrozenDict or kind is list or kind is FrozenList) and child:
+                    pending = child
+                    descend = True
+                    break
+                append(_leaf_text(child))
+            else:
+                stack.pop()
+                open_containers.discard(entry[3])
+                if indent is not None:
+                    append("\n" + indent * len(stack))
+                append("}" if is_dict else "]")
+        if not descend:
+            return "".join(parts)
+
+
+def _leaf_text(value: Any) -> str:
+    """The JSON text of a scalar or an empty container; :class:`NotLosslessJson` for anything else."""
+    kind = type(value)
+    if kind is str:
+        return encode_string(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int or kind is float:
+        reason = _scalar_rejection(value)
+        if reason is not None:
+            raise NotLosslessJson([Rejection((), reason)])
+        return format_number(value)
+    if kind is dict or kind is FrozenDict:
+        return "{}"
+    if kind is list or kind is FrozenList:
+        return "[]"
+    raise NotLosslessJson([Rejection((), f"unsupported-type:{_type_name(kind)}")])
 
 
 _END: Final = object()
