@@ -472,6 +472,18 @@ def _wait_for_a_child(pid: int) -> None:
 # --- strings the contract allows, on a pipe ---------------------------------------------------------------
 
 
+#: ``toolcontract check ARGS --report FILE`` for each of the last three arguments in turn, in one process (its
+#: output encoding is what is tested: one start-up serves the three formats), each run's output ending in a line
+#: that gives its exit status.
+_CHECK_EACH_REPORT = """
+import sys
+from toolcontract_conformance.cli import main
+for report in sys.argv[-3:]:
+    status = main([*sys.argv[1:-3], "--report", report])
+    print(f"--- exit {status}", flush=True)
+"""
+
+
 @pytest.mark.parametrize("encoding", [None, "utf-8", "ascii"])
 def test_check_prints_and_reports_lone_surrogates(tmp_path: Path, encoding: str | None) -> None:
     from test_report import surrogate_suite
@@ -481,30 +493,31 @@ def test_check_prints_and_reports_lone_surrogates(tmp_path: Path, encoding: str 
     environment.pop("PYTHONIOENCODING", None)
     if encoding is not None:
         environment["PYTHONIOENCODING"] = encoding
-    for name in ("r.json", "r.md", "r.html"):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from toolcontract_conformance.cli import main; sys.exit(main())",
-                "check",
-                "--impl",
-                "test_report:Surrogates",
-                "--scenarios",
-                str(scenarios),
-                "--goldens",
-                str(goldens),
-                "--report",
-                str(tmp_path / name),
-            ],
-            capture_output=True,
-            timeout=120,
-            check=False,
-            env=environment,
-        )
-        assert done.returncode == 1, done.stderr.decode(errors="replace")
-        assert b"Traceback" not in done.stderr
-        out = done.stdout.decode("ascii" if encoding == "ascii" else "utf-8")
+    names = ["r.json", "r.md", "r.html"]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _CHECK_EACH_REPORT,
+            "check",
+            "--impl",
+            "test_report:Surrogates",
+            "--scenarios",
+            str(scenarios),
+            "--goldens",
+            str(goldens),
+            *(str(tmp_path / name) for name in names),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env=environment,
+    )
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
+    runs = re.split(r"^--- exit (\d+)\n", done.stdout.decode("ascii" if encoding == "ascii" else "utf-8"), flags=re.M)
+    assert len(runs) == 2 * len(names) + 1 and runs[-1] == ""
+    for name, out, status in zip(names, runs[0::2], runs[1::2], strict=False):
+        assert status == "1", out
         assert "lone failed [R-SNAP-1]" in out and "cannot say \\udfff here" in out
         assert "x" * 80 + '\\ud800" (characters 4921–5003 of 5003)' in out.replace("\\u2013", "–")
         assert "x" * 200 not in out
