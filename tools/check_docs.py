@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DISTRIBUTIONS = ("reference", "conformance")
 TEST_REFERENCE = re.compile(r"`((?:reference|conformance)/tests/[\w/]+\.py|test_\w+\.py)::(\w+)")
 FILE_REFERENCE = re.compile(r"`((?:reference|conformance|fixtures|snapshots|docs|bench)/[\w./-]+)`")
 RULE_REFERENCE = re.compile(r"\bR-[A-Z]+-[0-9]+\b")
@@ -50,7 +51,8 @@ def _test_file(name: str) -> Path | None:
     if "/" in name:
         path = ROOT / name
         return path if path.exists() else None
-    found = sorted(ROOT.glob(f"*/tests/**/{name}"))
+    # the two distributions' test folders only: "*/tests" would take in a virtualenv's (.nox/tests) too
+    found = sorted(path for folder in DISTRIBUTIONS for path in (ROOT / folder / "tests").glob(f"**/{name}"))
     return found[0] if found else None
 
 
