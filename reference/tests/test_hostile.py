@@ -520,6 +520,25 @@ def test_a_value_whose_awaitable_type_raises_is_the_bodys_failure() -> None:
     failed(call(registry, "t"), ToolError("__await__"))
 
 
+class _AwaitLookalike:
+    """A class-dict key that hashes as ``"__await__"`` and raises when compared."""
+
+    def __hash__(self) -> int:
+        return hash("__await__")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("compared")
+
+
+def test_a_value_whose_type_cannot_be_inspected_is_not_awaited() -> None:
+    """A body result whose class dict raises on lookup is a value, not an awaitable: it fails as not lossless
+    JSON, never as a failed ``await``."""
+    unreadable = type("Unreadable", (), {_AwaitLookalike(): 1})
+    registry = Registry()
+    registry.register(raw_tool("t", lambda args, run: unreadable()))
+    failed(call(registry, "t"), VALUE_NOT_LOSSLESS)
+
+
 # --- renderers and metadata projectors --------------------------------------------------------------------
 
 HOSTILE_PROJECTIONS = [

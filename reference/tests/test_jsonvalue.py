@@ -30,6 +30,8 @@ from toolcontract.jsonvalue import (
     canonical_json,
     es_key_order,
     format_number,
+    format_path,
+    in_es_order,
     is_lossless_json,
     iter_rejections,
     snapshot_json,
@@ -372,6 +374,51 @@ def test_poison_anywhere_is_rejected(value: Any, poison: Any, data: st.DataObjec
     assert not is_lossless_json(candidate)
     with pytest.raises(NotLosslessJson):
         snapshot_json(candidate)
+
+
+# --- what the thorough walk names, and how -------------------------------------------------------------
+
+
+def test_the_walk_names_only_what_is_rejected() -> None:
+    """null, booleans and strings beside a rejection are not rejections; a frozen object inside is walked as an
+    object (its members by key), not as the list of its keys."""
+    value = {"n": None, "t": True, "s": "x", "frozen": FrozenDict({"a": math.nan}), "list": [False, math.inf]}
+    assert list(iter_rejections(value)) == [
+        Rejection(("frozen", "a"), "nan"),
+        Rejection(("list", 1), "infinity"),
+    ]
+
+
+def test_an_integer_key_is_named_by_its_value_up_to_the_safe_range() -> None:
+    keys = {MAX_SAFE_INTEGER: 1, -MAX_SAFE_INTEGER: 2, MAX_SAFE_INTEGER + 1: 3}
+    assert [r.path for r in iter_rejections(keys)] == [(MAX_SAFE_INTEGER,), (-MAX_SAFE_INTEGER,), ("<int key>",)]
+
+
+def test_rejections_read_as_paths_from_the_value() -> None:
+    """The diagnostics (never part of a contract message): a path from ``value``, and the first five places."""
+    rejection = Rejection(("a", 0, "b"), "nan")
+    assert str(rejection) == "value.a[0].b: nan" and format_path((), "arguments") == "arguments"
+    error = NotLosslessJson([Rejection((index,), "infinity") for index in range(7)])
+    assert str(error) == (
+        "not lossless JSON: value[0]: infinity; value[1]: infinity; value[2]: infinity; value[3]: infinity; "
+        "value[4]: infinity (and 2 more)"
+    )
+
+
+def test_an_object_already_in_ecmascript_order_is_kept_as_it_is() -> None:
+    ordered = snapshot_json({"b": 1, "a": 2})
+    assert in_es_order(ordered) is ordered
+    reordered = in_es_order(FrozenDict({"b": 1, "7": 2}))
+    assert list(reordered) == ["7", "b"] and type(reordered) is FrozenDict
+
+
+def test_a_cyclic_object_is_refused_by_the_writer_as_a_cycle() -> None:
+    cyclic: dict[str, Any] = {"a": 1}
+    cyclic["self"] = [cyclic]
+    for value in (cyclic, cyclic["self"]):
+        with pytest.raises(NotLosslessJson) as raised:
+            canonical_json(value)
+        assert raised.value.rejections == [Rejection((), "cycle")]
 
 
 # --- values nested deeper than the recursive fast paths go take the iterative ones ------------------------

@@ -19,6 +19,7 @@ from toolcontract import (
     Call,
     Deny,
     HarnessError,
+    Output,
     Registry,
     ToolExecution,
     ToolFailure,
@@ -400,6 +401,26 @@ def test_block_drops_value_meta_contexts_and_concludes() -> None:
     assert plain(result.additional_contexts) == [{"id": "block"}]
 
 
+class ContextList(list[Any]):
+    """A ``list`` subclass of contexts: not lossless JSON, though a block reads its length as a list's."""
+
+
+def test_block_contexts_in_an_empty_list_subclass_are_none_and_in_a_full_one_fail_materialization() -> None:
+    """digest 6.8 step 1: an empty list of contexts is dropped, whatever its class; any other is kept, and the
+    final materialization refuses a list subclass."""
+    blocked = [{"type": "text", "text": "b"}]
+    for contexts, message in [
+        (ContextList(), "b"),
+        (ContextList([{"id": "one"}]), "tool result must be losslessly JSON-serializable"),
+    ]:
+        registry = Registry()
+        registry.register(echo_tool())
+        registry.on_post_execute(_post(Block(blocked, additional_contexts=contexts)))
+        result = call(registry, "echo", {"text": "x"})
+        assert isinstance(result, ToolFailure) and result.error.message == message
+        assert result.additional_contexts is ABSENT
+
+
 def test_non_json_block_feedback_fails_materialization() -> None:
     """digest 6.9: a function inside a block gives the materialization message, no info."""
     registry = Registry()
@@ -542,6 +563,54 @@ def test_observers_see_the_returned_object_and_failures_are_contained(
     assert 'tool "echo" (c1): tools/result observer failed: async boom' in messages
     with pytest.raises(AttributeError):
         seen[0][0].signal = None
+
+
+def test_observers_that_succeed_log_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """digest 6.10: only an observer's failure is reported, a sync or an async one alike."""
+    seen: list[str] = []
+
+    async def async_observer(run: ToolExecution, result: Any) -> None:
+        seen.append("async")
+
+    registry = Registry()
+    registry.register(echo_tool())
+    registry.on_result(async_observer)
+    registry.on_result(lambda run, result: seen.append("sync"))
+
+    async def scenario() -> None:
+        await registry.execute(Call("c1", "echo", {"text": "x"}))
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    with caplog.at_level(logging.DEBUG, logger="toolcontract"):
+        asyncio.run(scenario())
+    assert sorted(seen) == ["async", "sync"]
+    assert caplog.records == []
+
+
+def test_a_result_the_call_made_earlier_is_its_own_result() -> None:
+    """digest 6.6: a wrapper may run the body twice and return the first result; that result is this call's own,
+    so it comes back as it is: not copied, not rendered again."""
+    renders: list[str] = []
+
+    def render(args: Any, value: Any) -> list[dict[str, str]]:
+        renders.append(value)
+        return [{"type": "text", "text": value}]
+
+    returned: list[Any] = []
+
+    async def first_of_two(run: ToolExecution, nxt: Any) -> Any:
+        first = await nxt()
+        await nxt()
+        returned.append(first)
+        return first
+
+    registry = Registry()
+    registry.register(echo_tool(output=Output(schema={"type": "string"}, render=render)))
+    registry.on_execute(first_of_two)
+    result = call(registry, "echo", {"text": "x"})
+    assert result is returned[0]
+    assert renders == ["x", "x"]  # once per body run
 
 
 # --- contexts (6.11) and concludes_turn (6.12) ---------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -126,6 +127,23 @@ def test_change_listener_failure_rolls_the_registration_back() -> None:
     registry.register(echo_tool())
     assert registry.has("echo")
     assert seen == ["echo", "echo"]
+
+
+def test_change_listener_failure_on_disposal_is_reported_and_the_tool_goes(caplog: pytest.LogCaptureFixture) -> None:
+    """digest 1.9: a disposal cannot be rolled back: the listener's failure is logged with its message."""
+    registry = Registry()
+    dispose = registry.register(echo_tool())
+
+    def listener(name: str) -> None:
+        raise RuntimeError("listener refused")
+
+    registry.on_change(listener)
+    with caplog.at_level(logging.WARNING, logger="toolcontract"):
+        dispose()
+    assert not registry.has("echo")
+    assert [record.getMessage() for record in caplog.records] == [
+        'tools/change listener failed on disposing "echo": listener refused'
+    ]
 
 
 def test_not_checked_at_registration() -> None:

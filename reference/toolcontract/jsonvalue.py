@@ -240,12 +240,12 @@ def _is_plain_scalar(value: Any) -> bool:
 
 
 def _deep_walk(root: Any, build: bool) -> Any:
-    """The fast copy (or, without ``build``, the fast check) of a value nested deeper than recursion may go.
+    """The fast copy (or, without ``build``, the fast check) of a container nested deeper than recursion may go.
 
     It returns the frozen copy of a lossless value (``None`` when only checking) and raises :class:`_Bail` at the
-    first thing it does not take (a rejected scalar, a non-string key, a cycle): the thorough walk then names
-    every rejection. A frame is ``[children left, copied pairs or items, is_dict, needs reordering, key of the
-    child being walked, the container's id]``.
+    first thing it does not take (a rejected scalar, a non-string key, a cycle): the thorough walk then decides,
+    and names every rejection. A frame is ``[children left, copied pairs or items, is_dict, needs reordering,
+    key of the child being walked, the container's id]``.
     """
     frames: list[list[Any]] = []
     on_path: set[int] = set()
@@ -264,10 +264,8 @@ def _deep_walk(root: Any, build: bool) -> Any:
                 raise _Bail
             on_path.add(identity)
             frames.append([iter(value), [], False, False, None, identity])
-        elif _is_plain_scalar(value):
-            return value
         else:
-            raise _Bail
+            raise _Bail  # a scalar root is never too deep for the recursive paths: theirs to take
         while True:  # take the innermost open container's next child; close the containers that have none
             frame = frames[-1]
             children, built = frame[0], frame[1]
@@ -478,8 +476,10 @@ def is_lossless_json(value: Any) -> bool:
     try:
         without_collector(_deep_walk, value, False)
     except _Bail:
-        return False
-    return True
+        pass  # a rejection or a cycle, most likely: the thorough walk decides
+    else:
+        return True
+    return not without_collector(_thorough_walk, value, False)[1]
 
 
 # --- canonical JSON text -------------------------------------------------------------------------------
