@@ -21,6 +21,10 @@ MILLION = 1_000_000
 MANY = 10_000
 
 
+#: The environment variable naming a file to which a hanging run appends its seq before it hangs.
+HANGING_NOTICE = "MISBEHAVING_ADAPTER_HANGING_NOTICE"
+
+
 def transcript(scenario: dict[str, Any]) -> str:
     """The transcript every well-behaved answer carries: canonical JSON text naming the scenario."""
     return json.dumps({"formatVersion": 1, "scenario": scenario["id"], "steps": {}}, separators=(",", ":"))
@@ -100,6 +104,9 @@ def main(mode: str, state: str | None = None) -> int:
         if mode == "hang" or (mode == "hang-marked" and marked):
             print("adapter: thinking...", file=sys.stderr)
             sys.stderr.flush()
+            if HANGING_NOTICE in os.environ:  # a test waiting for the hang is told it has begun
+                with open(os.environ[HANGING_NOTICE], "a", encoding="utf-8") as notice:
+                    notice.write(f"{seq}\n")
             time.sleep(60)
         elif mode == "garbage" or (mode == "garbage-marked" and marked):
             sys.stdout.write("Traceback (most recent call last): oops\n")

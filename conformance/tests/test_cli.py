@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from fake_suite import ByName, write_suite
+from misbehaving_adapter import HANGING_NOTICE
 
 from toolcontract_conformance.cli import main
 from toolcontract_conformance.implementation import ImplementationInfo, Outcome, Skipped
@@ -446,9 +447,10 @@ def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
         "--report",
         str(report),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for_a_child(process.pid)  # the adapter runs: the kit's interrupt handling is in place
-    time.sleep(0.5)  # and it has been sent the first scenario
+    notice = tmp_path / "hanging"
+    environment = {**os.environ, HANGING_NOTICE: str(notice)}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    _wait_for_the_hang(notice, process)  # the adapter has been sent the first scenario and hangs on it
     began = time.monotonic()
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
@@ -458,15 +460,16 @@ def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
     assert json.loads(report.read_text())["partial"] is True
 
 
-def _wait_for_a_child(pid: int) -> None:
-    """Return once process ``pid`` has started a child (Linux: ``/proc/<pid>/task/<pid>/children``)."""
-    children = Path(f"/proc/{pid}/task/{pid}/children")
+def _wait_for_the_hang(notice: Path, process: subprocess.Popen[str]) -> None:
+    """Return once the misbehaving adapter has written ``notice``: it hangs on a scenario the kit sent."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if children.read_text().strip():
+        if notice.is_file() and notice.read_text(encoding="utf-8").strip():
             return
-        time.sleep(0.05)
-    raise AssertionError(f"process {pid} started no adapter within 60 s")
+        if process.poll() is not None:
+            raise AssertionError(f"the kit ended ({process.returncode}) before its adapter hung")
+        time.sleep(0.02)
+    raise AssertionError("the adapter did not hang on a scenario within 60 s")
 
 
 # --- strings the contract allows, on a pipe ---------------------------------------------------------------
