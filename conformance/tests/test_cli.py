@@ -437,7 +437,9 @@ def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
     command = [
         sys.executable,
         "-c",
-        "import sys; from toolcontract_conformance.cli import main; sys.exit(main())",
+        # SIGUSR1 makes the kit print where each thread is: what the test shows when the kit does not stop
+        "import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
+        "from toolcontract_conformance.cli import main; sys.exit(main())",
         "check",
         "--impl-cmd",
         f"{sys.executable} {SCRIPT} hang",
@@ -451,9 +453,22 @@ def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
     environment = {**os.environ, HANGING_NOTICE: str(notice)}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
     _wait_for_the_hang(notice, process)  # the adapter has been sent the first scenario and hangs on it
+    masks = {
+        line.split(":")[0]: int(line.split(":")[1], 16)
+        for line in Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        if line.startswith(("SigIgn", "SigBlk"))
+    }
+    assert not any(mask & (1 << (signal.SIGINT - 1)) for mask in masks.values()), masks
     began = time.monotonic()
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        process.kill()
+        _, err = process.communicate()
+        raise AssertionError(f"the kit went on 60 s after the interrupt; where it was:\n{err[-6000:]}") from None
     assert process.returncode == 130, err
     assert time.monotonic() - began < 25  # the hung adapter is stopped, not waited for (its timeout is 30 s)
     assert err.splitlines()[-1].startswith("toolcontract check: interrupted after 0 of 6 scenarios; partial report")
