@@ -437,9 +437,11 @@ def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
     command = [
         sys.executable,
         "-c",
-        # SIGUSR1 makes the kit print where each thread is: what the test shows when the kit does not stop
-        "import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
-        "from toolcontract_conformance.cli import main; sys.exit(main())",
+        # Ctrl-C as a terminal delivers it: a command run in the background of a script (`cmd &`) inherits
+        # SIGINT ignored, and Python then leaves it ignored. SIGUSR1 makes the kit print where each thread
+        # is: what the test shows when the kit does not stop.
+        "import faulthandler, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "faulthandler.register(signal.SIGUSR1); from toolcontract_conformance.cli import main; sys.exit(main())",
         "check",
         "--impl-cmd",
         f"{sys.executable} {SCRIPT} hang",
