@@ -155,9 +155,9 @@ def _rescore(path: Path, echo: Callable[[str], None]) -> int:
             ]
             hashes = {f"{o.module}.{function_of(o.name)}": o.function_hash for o in outcomes}
             valid, stale = current(load_triage(TRIAGE_FILE), hashes)
-            equivalent = {name for name, entry in valid.items() if entry.verdict == "equivalent"}
+            equivalent, api_only = _set_aside(suite, valid)
             times = RunTimes(measured["seconds"], measured["mutationSeconds"])
-            run = SuiteRun(suite, outcomes, tally(outcomes, modules, equivalent), times, valid, stale)
+            run = SuiteRun(suite, outcomes, tally(outcomes, modules, equivalent, api_only), times, valid, stale)
             _print_suite(run, echo)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise MutationError(f"--rescore {path}: not a report of python -m mutation ({error})") from None
@@ -178,11 +178,19 @@ def _run_suite(
     mutants = project / "mutants"
     outcomes = read_outcomes(mutants, names)
     valid, stale = current(triage, read_hashes(mutants))
-    equivalent = {name for name, entry in valid.items() if entry.verdict == "equivalent"}
-    rows = tally(outcomes, modules, equivalent)
+    equivalent, api_only = _set_aside(suite, valid)
+    rows = tally(outcomes, modules, equivalent, api_only)
     if rows[WHOLE].killed == 0:
         raise MutationError(f"{suite}: not one mutant was killed: the tests cannot be seeing the mutants")
     return SuiteRun(suite, outcomes, rows, times, valid, stale)
+
+
+def _set_aside(suite: str, triage: Mapping[str, Triage]) -> tuple[set[str], set[str]]:
+    """The mutants triaged equivalent, and those the scenario suite leaves to the unit tests (none for them)."""
+    equivalent = {name for name, entry in triage.items() if entry.verdict == "equivalent"}
+    if suite != "scenarios":
+        return equivalent, set()
+    return equivalent, {name for name, entry in triage.items() if entry.verdict == "unit test"}
 
 
 def _rate(run: SuiteRun) -> float:
@@ -241,6 +249,8 @@ def _suite_report(run: SuiteRun) -> dict[str, Any]:
             "equivalent": tally_.equivalent,
             "other": tally_.other,
             "score": tally_.score,
+            "apiOnly": tally_.api_only,
+            "inReach": tally_.in_reach,
         }
 
     outcomes = []

@@ -2,6 +2,10 @@
 
 ``score = killed / (run - equivalent)``: a mutant triaged equivalent (and not killed) is left out; a survivor,
 a timeout, a mutant no test reaches ("no tests") and any other outcome count against the suite.
+
+``in reach = killed / (run - equivalent - API only)`` also leaves out the mutants, not killed, that the triage
+gives to the unit tests: a Python-API detail that no language-neutral scenario can see. It is the scenario
+suite's share of the bugs a scenario can express (for the unit tests nothing is API only, and it is the score).
 """
 
 from __future__ import annotations
@@ -20,10 +24,14 @@ WHOLE = "whole"
 _SCHEMA_ROW = "schema + _schema_*"
 
 
+_OUTCOME_COLUMNS = ("killed", "survived", "timeout", "no_tests", "other", "equivalent")
+
+
 @dataclass(slots=True)
 class Tally:
     """The mutants of one module (or several) by outcome; ``equivalent`` counts triaged-equivalent ones that
-    were not killed, and none of them is in another column."""
+    were not killed, and none of them is in another column. ``api_only`` counts, among the others not killed,
+    those triaged to the unit tests (they are in their outcome's column too)."""
 
     killed: int = 0
     survived: int = 0
@@ -31,11 +39,12 @@ class Tally:
     no_tests: int = 0
     other: int = 0
     equivalent: int = 0
+    api_only: int = 0
 
     @property
     def run(self) -> int:
         """Every mutant counted."""
-        return sum(getattr(self, field.name) for field in fields(self))
+        return sum(getattr(self, column) for column in _OUTCOME_COLUMNS)
 
     @property
     def score(self) -> float | None:
@@ -43,13 +52,22 @@ class Tally:
         killable = self.run - self.equivalent
         return self.killed / killable if killable else None
 
-    def add(self, outcome: Outcome, equivalent: bool) -> None:
-        """Count one outcome (an equivalent mutant that was killed counts as killed)."""
-        if equivalent and outcome.status != "killed":
+    @property
+    def in_reach(self) -> float | None:
+        """killed / (run - equivalent - api_only); ``None`` when no mutant is left."""
+        reachable = self.run - self.equivalent - self.api_only
+        return self.killed / reachable if reachable else None
+
+    def add(self, outcome: Outcome, equivalent: bool, api_only: bool = False) -> None:
+        """Count one outcome (an equivalent or API-only mutant that was killed counts as killed)."""
+        if outcome.status == "killed":
+            self.killed += 1
+        elif equivalent:
             self.equivalent += 1
         else:
             column = outcome.status.replace(" ", "_")
             setattr(self, column, getattr(self, column) + 1)
+            self.api_only += api_only
 
     def __iadd__(self, other: Tally) -> Tally:
         for field in fields(self):
@@ -57,12 +75,17 @@ class Tally:
         return self
 
 
-def tally(outcomes: Iterable[Outcome], modules: Sequence[str], equivalent: Collection[str]) -> dict[str, Tally]:
+def tally(
+    outcomes: Iterable[Outcome],
+    modules: Sequence[str],
+    equivalent: Collection[str],
+    api_only: Collection[str] = (),
+) -> dict[str, Tally]:
     """A tally per module of ``modules`` (in their order), the schema group's when it has several, and
-    :data:`WHOLE`."""
+    :data:`WHOLE`; ``api_only`` names the mutants triaged to the unit tests (empty for the unit suite)."""
     rows = {module: Tally() for module in modules}
     for outcome in outcomes:
-        rows.setdefault(outcome.module, Tally()).add(outcome, outcome.name in equivalent)
+        rows.setdefault(outcome.module, Tally()).add(outcome, outcome.name in equivalent, outcome.name in api_only)
     schema = [module for module in rows if module == SCHEMA_GROUP or module.startswith("_schema_")]
     if len(schema) > 1:
         group = Tally()
@@ -76,11 +99,25 @@ def tally(outcomes: Iterable[Outcome], modules: Sequence[str], equivalent: Colle
     return rows
 
 
-_COLUMNS = ("run", "killed", "survived", "timed out", "no tests", "equivalent", "other", "score")
+_COLUMNS = (
+    "run",
+    "killed",
+    "survived",
+    "timed out",
+    "no tests",
+    "equivalent",
+    "other",
+    "score",
+    "API only",
+    "in reach",
+)
+
+
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.1f} %"
 
 
 def _cells(row: Tally) -> tuple[str, ...]:
-    score = row.score
     return (
         str(row.run),
         str(row.killed),
@@ -89,7 +126,9 @@ def _cells(row: Tally) -> tuple[str, ...]:
         str(row.no_tests),
         str(row.equivalent),
         str(row.other),
-        "-" if score is None else f"{100 * score:.1f} %",
+        _percent(row.score),
+        str(row.api_only),
+        _percent(row.in_reach),
     )
 
 

@@ -166,6 +166,25 @@ def test_the_score_leaves_out_the_equivalent_mutants() -> None:
     assert "75.0 %" in table and table.splitlines()[0].split()[:3] == ["module", "run", "killed"]
 
 
+def test_in_reach_also_leaves_out_what_only_the_python_api_shows() -> None:
+    from mutation.score import WHOLE, format_table, tally
+
+    names = _names("registry", 8)
+    statuses = ["killed"] * 4 + ["survived", "survived", "no tests", "survived"]
+    outcomes = [_outcome(name, status) for name, status in zip(names, statuses, strict=True)]
+    # a killed mutant triaged to the unit tests stays killed; an equivalent one is not counted as API only too
+    rows = tally(outcomes, ["registry"], equivalent={names[7]}, api_only={names[0], names[4], names[6]})
+    row = rows["registry"]
+    assert (row.run, row.killed, row.survived, row.no_tests, row.equivalent, row.api_only) == (8, 4, 2, 1, 1, 2)
+    assert row.score == 4 / 7
+    assert row.in_reach == 4 / 5
+    assert rows[WHOLE].api_only == 2 and rows[WHOLE].in_reach == 4 / 5
+    header, _, first = format_table(rows).splitlines()[:3]
+    assert header.endswith("score  API only  in reach")
+    assert first.split() == ["registry", "8", "4", "2", "0", "1", "1", "0", "57.1", "%", "2", "80.0", "%"]
+    assert tally(outcomes, ["registry"], equivalent=set())["registry"].in_reach == 4 / 8
+
+
 def test_the_schema_group_has_a_row_of_its_own() -> None:
     from mutation.score import tally
 
