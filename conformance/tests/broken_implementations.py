@@ -371,6 +371,43 @@ def _fused_accepts_booleans_as_integers() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _fused_shares_one_check_per_type() -> Iterator[None]:
+    """The generated walk of a wide object keys its shared scalar checks by type alone, so every enum property of
+    one type is checked against the first one's enum: only once a tool uses the generated code."""
+
+    def shared_scalar_check(self: Any, schema: Any) -> str:
+        kind = schema["type"]
+        name: str | None = self.scalar_checks.get(kind)
+        if name is None:
+            name = self.scalar_checks[kind] = f"c{len(self.scalar_checks)}"
+            self._emit(name, [*self.scalar_check(schema, "v"), "return v"])
+        return name
+
+    with (
+        mock.patch.object(_fused._Generator, "shared_scalar_check", shared_scalar_check),
+        mock.patch.object(_fused, "_GENERATED", TextKeyedCache()),
+    ):
+        yield
+
+
+@contextlib.contextmanager
+def _replay_refuses_nested_sub_calls() -> Iterator[None]:
+    """The log's invariants take a dispatch's parent for the root call only: a sub-call of a sub-call, which
+    the invariants allow, refuses the log."""
+    original = session_module._Invariants.problem
+
+    def problem(self: Any, event_type: str, data: Any) -> str | None:
+        nested = event_type in (session_module.CODE_DISPATCH_START, session_module.CODE_DISPATCH)
+        if nested and isinstance(data, dict) and data.get("parentCallId") != data.get("rootCallId"):
+            return f'"{event_type}" parent must be the root call'
+        found: str | None = original(self, event_type, data)
+        return found
+
+    with mock.patch.object(session_module._Invariants, "problem", problem):
+        yield
+
+
 def _path_depth(path: Any) -> int:
     depth = 0
     while isinstance(path, tuple):
@@ -537,6 +574,8 @@ BUGS: tuple[Bug, ...] = (
         lambda: mock.patch.object(Registry, "execution_mode", _truthy_execution_mode),
     ),
     Bug("fused-accepts-booleans-as-integers", "R-VAL-7", _fused_accepts_booleans_as_integers),
+    Bug("fused-shares-one-check-per-type", "R-VAL-3", _fused_shares_one_check_per_type),
+    Bug("replay-refuses-nested-sub-calls", "R-REPLAY-2", _replay_refuses_nested_sub_calls),
     Bug(
         "deep-schema-engine-stops-at-200-levels",
         "R-VAL-5",
