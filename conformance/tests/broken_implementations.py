@@ -355,7 +355,17 @@ def _replacement_checked_only_at_entry(original: Callable[..., Any]) -> Callable
 
 
 @contextlib.contextmanager
-def _fused_accepts_booleans_as_integers() -> Iterator[None]:
+def _generator_method_replaced(name: str, replacement: Callable[..., Any]) -> Iterator[None]:
+    """A method of the fused walk's code generator replaced, with a cache of generated normalizers of its own, so
+    that the sound normalizers generated before are not reused, nor the broken ones after."""
+    with (
+        mock.patch.object(_fused._Generator, name, replacement),
+        mock.patch.object(_fused, "_GENERATED", TextKeyedCache()),
+    ):
+        yield
+
+
+def _fused_accepts_booleans_as_integers() -> contextlib.AbstractContextManager[None]:
     """The generated integer check tests ``isinstance(v, int)``, which a ``bool`` passes: only once a tool has
     normalized enough items to use the generated code (the step-by-step validator stays right)."""
     original = _fused._Generator.scalar_check
@@ -363,16 +373,10 @@ def _fused_accepts_booleans_as_integers() -> Iterator[None]:
     def scalar_check(self: Any, schema: Any, var: str) -> list[str]:
         return [line.replace("elif t is int:", "elif t is int or t is bool:") for line in original(self, schema, var)]
 
-    # a fresh cache, so that the sound normalizers generated before are not reused, nor the broken ones after
-    with (
-        mock.patch.object(_fused._Generator, "scalar_check", scalar_check),
-        mock.patch.object(_fused, "_GENERATED", TextKeyedCache()),
-    ):
-        yield
+    return _generator_method_replaced("scalar_check", scalar_check)
 
 
-@contextlib.contextmanager
-def _fused_shares_one_check_per_type() -> Iterator[None]:
+def _fused_shares_one_check_per_type() -> contextlib.AbstractContextManager[None]:
     """The generated walk of a wide object keys its shared scalar checks by type alone, so every enum property of
     one type is checked against the first one's enum: only once a tool uses the generated code."""
 
@@ -384,11 +388,7 @@ def _fused_shares_one_check_per_type() -> Iterator[None]:
             self._emit(name, [*self.scalar_check(schema, "v"), "return v"])
         return name
 
-    with (
-        mock.patch.object(_fused._Generator, "shared_scalar_check", shared_scalar_check),
-        mock.patch.object(_fused, "_GENERATED", TextKeyedCache()),
-    ):
-        yield
+    return _generator_method_replaced("shared_scalar_check", shared_scalar_check)
 
 
 @contextlib.contextmanager
