@@ -67,7 +67,8 @@ class Tally:
         else:
             column = outcome.status.replace(" ", "_")
             setattr(self, column, getattr(self, column) + 1)
-            self.api_only += api_only
+            if api_only:
+                self.api_only += 1
 
     def __iadd__(self, other: Tally) -> Tally:
         for field in fields(self):
