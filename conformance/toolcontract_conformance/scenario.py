@@ -43,7 +43,8 @@ __all__ = [
 FORMAT_VERSION: Final = 1
 """The scenario and transcript format version this kit reads and writes."""
 
-_STEP_KINDS: Final = ("call", "probe", "persist", "replay", "schemas", "executionMode", "removeHook")
+_STEP_KINDS: Final = ("call", "probe", "persist", "modelStep", "replay", "schemas", "executionMode", "removeHook")
+_LOGGING_STEP_KINDS: Final = frozenset({"persist", "modelStep"})
 
 _NESTED_CALL_ID: Final = re.compile(r"^(?P<outer>.+):code:[1-9][0-9]*$")
 
@@ -248,16 +249,26 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             for name in raw:
                 if name not in persisted:
                     yield f"{here}.persist.rawArguments", f"{name!r} is not one of the persisted steps"
-        elif "replay" in step and kinds.get(step["replay"]["persist"]) != "persist":
-            yield f"{here}.replay.persist", f"{step['replay']['persist']!r} is not an earlier persist step"
+        elif "modelStep" in step:
+            model_call_ids = [call["callId"] for call in step["modelStep"]["calls"]]
+            call_ids.update(model_call_ids)
+            for position, call_id in enumerate(model_call_ids):
+                if call_id in model_call_ids[:position]:
+                    yield f"{here}.modelStep.calls[{position}].callId", f"call id {call_id!r} is used twice in the step"
+        elif "replay" in step and kinds.get(step["replay"]["persist"]) not in _LOGGING_STEP_KINDS:
+            yield f"{here}.replay.persist", f"{step['replay']['persist']!r} is not an earlier persist or modelStep step"
         elif "removeHook" in step and step["removeHook"]["hook"] >= len(data.get("hooks", ())):
             yield f"{here}.removeHook.hook", f"{step['removeHook']['hook']} is not the index of a hook"
         kinds[step_id] = next(key for key in _STEP_KINDS if key in step)
     for index, hook in enumerate(data.get("hooks", ())):
         for position, name in enumerate(hook.get("steps", ())):
             nested = _NESTED_CALL_ID.match(name)
-            if kinds.get(name) != "call" and not (nested and nested.group("outer") in call_ids | set(kinds)):
-                yield f"$.hooks[{index}].steps[{position}]", f"{name!r} names no call step and no nested call"
+            if (
+                kinds.get(name) != "call"
+                and name not in call_ids
+                and not (nested and nested.group("outer") in call_ids | set(kinds))
+            ):
+                yield f"$.hooks[{index}].steps[{position}]", f"{name!r} names no call step, model call or nested call"
         action = hook["action"]
         depth = 0
         while action.get("kind") == "dispose-tool-then":

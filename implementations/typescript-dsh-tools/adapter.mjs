@@ -8,8 +8,8 @@
 //    definition for DSL parameters, a raw definition otherwise); MCP fixtures through the original's MCP bridge.
 // 3. Hooks: one pass-through instrumentation hook per stage first (outermost), counting each call's phases; then
 //    the scenario's hooks in list order, each applying only to the calls its `steps` filter names.
-// 4. Steps: direct calls through `ctx.tools.execute`, freeze probes, persist and replay through a real
-//    `@deepseek-ai/dsh-session` Session, and `schemas`.
+// 4. Steps: direct calls through `ctx.tools.execute`, freeze probes, persist, model steps and replay through a
+//    real `@deepseek-ai/dsh-session` Session, and `schemas`.
 // 5. The transcript, built in the format's key order and written with `JSON.stringify` (by an equivalent writer
 //    with an explicit stack for a transcript too deep for V8's recursive one).
 //
@@ -43,7 +43,7 @@ if (typeof Promise.withResolvers !== 'function') {
 
 const { Context, Service } = await import('@deepseek-ai/cordis')
 const { default: SystemPrompt } = await import('@deepseek-ai/dsh-system-prompt')
-const { default: ToolRuntime, defineTool, valueSchemaSpecToJsonSchema } = await import('@deepseek-ai/dsh-tools')
+const { default: ToolRuntime, defineTool, valueSchemaSpecToJsonSchema, TOOL_ABORTED_BEFORE_DISPATCH } = await import('@deepseek-ai/dsh-tools')
 const { default: LlmRuntime, LlmAdapter, HarnessError, createToolResultMessage } = await import('@deepseek-ai/dsh-llm')
 const { AttachmentStore, AttachmentId } = await import('@deepseek-ai/dsh-attachment')
 const { Session, SessionId } = await import('@deepseek-ai/dsh-session')
@@ -78,6 +78,7 @@ const CAPABILITIES = [
   'timeout',
   'execution-mode',
   'generated-values',
+  'model-step',
   ...firstParty?.firstPartyRenderer !== undefined ? ['first-party-renderers'] : [],
 ]
 
@@ -1523,6 +1524,7 @@ class ScenarioRun {
         return { error: { name: contractErrorName(error), message: describeThrown(error) } }
       }
     }
+    if (step.modelStep !== undefined) return this.modelStep(step)
     if (step.replay !== undefined) {
       if (step.replay.damage !== undefined) return this.replayDamaged(step.replay.persist, step.replay.damage)
       return { messages: this.replay(step.replay.persist) }
@@ -1594,20 +1596,67 @@ class ScenarioRun {
       const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : writeJson(call.arguments)
       const callEvent = session.append('tool/call', { turn: 1, step: 1, callId, name: call.name, arguments: raw })
       for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
-      const result = this.results.get(stepId)
-      const message = createToolResultMessage({ callId, content: result.content, isError: result.isError })
-      this.messageIds.set(message.id, `${callId}:result`)
-      session.append('tool/result', {
-        turn: 1,
-        step: 1,
-        message,
-        ...result.error?.info ? { error: result.error.info } : {},
-        ...result.meta !== undefined ? { meta: result.meta } : {},
-      }, { surfaceOp: 'append', sourceEventSeqs: [callEvent.seq] })
+      this.appendToolResult(session, callId, this.results.get(stepId), callEvent.seq)
     }
     const outcome = { events: session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) })) }
     if (spec.bytes === true) outcome.lines = logLines(session).map(line => this.stableText(dataText(line)))
     return outcome
+  }
+
+  /**
+   * A model's tool calls run as one step on a fresh Session, as the original's agent loop runs a step of
+   * exclusive calls (`executeToolCalls`, packages/core/agent-loop/src/tool-calls.ts, which is not published):
+   * the raw text parsed (`""` is `{}`, text that is not JSON stays a string), `tool/call` appended when a call
+   * starts, `tool/result` when it settles, and once the step's signal is aborted every later call recorded
+   * with a synthetic `ABORTED_BEFORE_DISPATCH` result, never dispatched. The step's agent, when it has one,
+   * holds the step's Session, so the bridge's code-dispatch events join the log between a call and its result.
+   */
+  async modelStep(step) {
+    const spec = step.modelStep
+    const session = Session.create(SessionId(`step-${step.id}`))
+    this.logs.set(step.id, session)
+    const controller = new AbortController()
+    for (const call of spec.calls) this.controllers.set(call.callId, controller)
+    if (step.abort === 'before') controller.abort('aborted before the call')
+    const agent = spec.agent === undefined ? {} : { agent: { ...this.agent(spec.agent), session } }
+    const contexts = []
+    let concludesTurn = false
+    for (const call of spec.calls) {
+      const started = !controller.signal.aborted
+      const callEvent = session.append('tool/call', {
+        turn: 1, step: 1, callId: call.callId, name: call.name, arguments: call.arguments,
+      })
+      const result = started
+        ? await this.ctx.tools.execute({
+          callId: call.callId,
+          name: call.name,
+          arguments: parseModelArguments(call.arguments),
+          signal: controller.signal,
+          ...agent,
+        })
+        : abortedBeforeDispatch()
+      this.appendToolResult(session, call.callId, result, callEvent.seq)
+      for (const context of result.additionalContexts ?? []) contexts.push(contextReport(context))
+      concludesTurn ||= result.concludesTurn === true
+    }
+    return {
+      events: session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) })),
+      contexts,
+      concludesTurn,
+    }
+  }
+
+  /** Append a call's `tool/result` as the original's agent loop does, citing its `tool/call` line. */
+  appendToolResult(session, callId, result, callSeq) {
+    const message = createToolResultMessage({ callId, content: result.content, isError: result.isError })
+    this.messageIds.set(message.id, `${callId}:result`)
+    session.append('tool/result', {
+      turn: 1,
+      step: 1,
+      message,
+      ...result.error?.info ? { error: result.error.info } : {},
+      ...result.meta !== undefined ? { meta: result.meta } : {},
+    }, { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
   }
 
   /** A line's data text with each generated message id's literal replaced by `"<callId>:result"`'s. */
@@ -1685,6 +1734,29 @@ class ScenarioRun {
     } catch (error) {
       return { error: { name: contractErrorName(error), message: describeThrown(error) } }
     }
+  }
+}
+
+// --- the agent loop's step ----------------------------------------------------------------------------
+
+/** The model's raw argument text as the original's agent loop parses it (`parseArguments`, digest 2.6). */
+function parseModelArguments(raw) {
+  try {
+    return raw ? JSON.parse(raw) : {}
+  } catch {
+    return raw
+  }
+}
+
+/** The synthetic result the original's agent loop records for a call never started after an abort (digest 9.1). */
+function abortedBeforeDispatch() {
+  return {
+    content: [{ type: 'text', text: 'Error: tool call aborted before dispatch' }],
+    isError: true,
+    error: {
+      message: 'tool call aborted before dispatch',
+      info: { name: 'AbortError', code: TOOL_ABORTED_BEFORE_DISPATCH },
+    },
   }
 }
 

@@ -12,7 +12,8 @@ run:
    *phases* of each call; then the scenario's hooks, in list order, each applying only to the calls its
    ``steps`` filter names (any other call passes through).
 4. **Steps.** Direct calls, freeze probes, persist (the durable events of some calls, written to a fresh
-   session log), replay (the model messages derived from such a log alone) and schemas.
+   session log), model steps (a model's calls run by the agent-loop step on a fresh log), replay (the model
+   messages derived from such a log alone) and schemas.
 5. **Transcript.** Every step's outcome, with the exact key order of the format, written with the canonical
    JSON writer.
 
@@ -61,7 +62,7 @@ from toolcontract.jsonvalue import thaw
 from toolcontract.mcp import ImageUpload, mcp_tool, public_tool_name
 from toolcontract.nested import CodeMode, ToolCallError, Tools
 from toolcontract.schema import compile_value_schema
-from toolcontract.session import MalformedLogError, SessionLog, replay
+from toolcontract.session import MalformedLogError, ModelToolCall, SessionLog, replay, run_tool_calls
 from toolcontract.spill import install_dispatch_log_spill, install_spill
 from toolcontract.timeout import install_timeout
 from toolcontract_conformance.exotic import NotExpressible, first_inexpressible, materialize
@@ -87,6 +88,7 @@ CAPABILITIES: Final = (
     "first-party-renderers",
     "execution-mode",
     "generated-values",
+    "model-step",
 )
 """What the reference supports, as the ``start`` handshake announces it."""
 
@@ -324,6 +326,7 @@ class _ScenarioRun:
         self.nested: dict[Any, list[dict[str, Any]]] = {}  # by outer token
         self.dispatch_events: dict[str, list[tuple[str, Any]]] = {}  # by root call id
         self.logs: dict[str, Path] = {}
+        self.step_log: SessionLog | None = None  # the log of the model step running, which dispatch events join
         self.damaged: list[Path] = []  # the damaged copies replayed
         self.message_ids: dict[str, str] = {}  # generated message id -> "<callId>:result"
         self.disposers: dict[str, Callable[[], None]] = {}
@@ -645,6 +648,8 @@ class _ScenarioRun:
 
     async def _record_dispatch_event(self, event_type: str, data: Any) -> None:
         self.dispatch_events.setdefault(data["rootCallId"], []).append((event_type, data))
+        if self.step_log is not None:
+            self.step_log.append(event_type, data)
 
     # --- hooks ----------------------------------------------------------------------------------------
 
@@ -907,6 +912,8 @@ class _ScenarioRun:
                 return self._persist(step["id"], step["persist"])
             except Exception as error:
                 return {"error": {"name": contract_error_name(error), "message": error_message(error)}}
+        if "modelStep" in step:
+            return await self._model_step(step)
         if "replay" in step:
             if "damage" in step["replay"]:
                 return self._replay_damaged(step["replay"]["persist"], step["replay"]["damage"])
@@ -979,6 +986,44 @@ class _ScenarioRun:
         if spec.get("bytes") is True:
             outcome["lines"] = [self._stable_text(text) for text in _data_texts(path.read_bytes())]
         return outcome
+
+    async def _model_step(self, step: Mapping[str, Any]) -> dict[str, Any]:
+        """Run a model's tool calls through the agent-loop step, on a fresh session log, sharing one signal."""
+        spec = step["modelStep"]
+        calls = [ModelToolCall(call["callId"], call["name"], call["arguments"]) for call in spec["calls"]]
+        controller = AbortController()
+        for call in calls:
+            self.controllers[call.call_id] = controller
+        if step.get("abort") == "before":
+            controller.abort("aborted before the call")
+        path = self.workdir.path() / f"{len(self.logs)}.jsonl"
+        self.logs[step["id"]] = path
+
+        def message_id(call_id: str) -> str:
+            generated = str(uuid.uuid4())
+            self.message_ids[generated] = f"{call_id}:result"
+            return generated
+
+        with SessionLog.open(path) as log:
+            self.step_log = log
+            try:
+                outcome = await run_tool_calls(
+                    self.registry,
+                    log,
+                    calls,
+                    turn=1,
+                    step=1,
+                    agent=spec.get("agent"),
+                    signal=controller.signal,
+                    message_id=message_id,
+                )
+            finally:
+                self.step_log = None
+        return {
+            "events": [{"type": event.type, "data": self._stable_ids(event.data)} for event in replay(path).events],
+            "contexts": [context_report(context) for context in outcome.additional_contexts],
+            "concludesTurn": outcome.concludes_turn,
+        }
 
     def _stable_text(self, text: str) -> str:
         """A line's data text with each generated message id's literal replaced by ``"<callId>:result"``'s."""
