@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from broken_implementations import BUGS, Broken, Bug
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -154,6 +154,7 @@ CATALOGUE = {
         "schemas",
         "executionMode",
         "removeHook",
+        "modelStep",
         "abort",
         "agent",
         "exotic-arguments",
@@ -177,7 +178,7 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
             part = part.get("then")
         return found
 
-    @settings(default_settings(300), derandomize=True)
+    @settings(default_settings(300), derandomize=False, database=None)
     @given(st.data())
     def build(data: st.DataObject) -> None:
         builder = ScenarioBuilder()
@@ -196,7 +197,17 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
         for hook in builder.hooks:
             seen[hook["stage"]] |= kinds(hook["action"])
         for step in builder.steps:
-            forms = ("call", "probe", "persist", "replay", "schemas", "executionMode", "removeHook", "abort")
+            forms = (
+                "call",
+                "probe",
+                "persist",
+                "modelStep",
+                "replay",
+                "schemas",
+                "executionMode",
+                "removeHook",
+                "abort",
+            )
             seen["step"] |= {key for key in forms if key in step}
             seen["step"] |= {"bytes"} if "bytes" in step.get("persist", {}) else set()
             seen["step"] |= {"damage"} if "damage" in step.get("replay", {}) else set()
@@ -204,7 +215,12 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
             seen["step"] |= {"exotic-arguments"} if "$exotic" in json.dumps(step.get("call", {})) else set()
             seen["step"] |= {"raw-arguments"} if "rawArguments" in step.get("persist", {}) else set()
 
-    build()
+    # The rarest kinds sit behind several draws: a round of 300 misses one now and then, so rounds with seeds of
+    # their own add up until every kind was drawn (one round nearly always does).
+    for round_seed in range(6):
+        seed(round_seed)(build)()
+        if seen == CATALOGUE:
+            break
     assert seen == CATALOGUE
 
 
@@ -310,10 +326,12 @@ def test_a_shrunk_failure_is_a_regression_scenario_naming_the_first_difference()
     saved = json.loads(failure.scenario_json)
     scenario_from_data(saved)
     assert saved == failure.scenario
-    # Shrunk to the essentials: one tool, no hook, a call and the persist step that logs its value.
+    # Shrunk to the essentials: one tool, no hook, and a step that logs a call's value (a persist step after
+    # the call, or a model step making it).
     assert len(saved["tools"]) == 1
     assert saved["hooks"] == []
-    assert [next(key for key in step if key != "id") for step in saved["steps"][:2]] == ["call", "persist"]
+    kinds = [next(key for key in step if key != "id") for step in saved["steps"]]
+    assert kinds[:2] in (["call", "persist"], ["call", "modelStep"]) or kinds[0] == "modelStep", kinds
     assert isinstance(run_scenario(saved), Ran)
 
 

@@ -376,9 +376,12 @@ def invariant_violations(scenario: Mapping[str, Any], transcript: str) -> list[s
     """What the transcript of a generated scenario breaks among the contract's oracle-free invariants.
 
     - **value never in the log**: :data:`~toolcontract_conformance.strategies.CANARY`, which generated scenarios
-      place only in value fields that the renderer and projector drop, appears in no persist or replay step;
+      place only in value fields that the renderer and projector drop, appears in no persist, model or replay
+      step;
     - **replay equals live**: each replay gives the messages of its log's ``tool/result`` events verbatim, one
       ``tool-result`` block per persisted call, with that call's id, final content and ``isError``;
+    - **a model step logs its calls in order**: each call's ``tool/call``, with its raw argument text, then a
+      ``tool/result`` for it, in model order (its nested calls' dispatch events between them);
     - **frozen means frozen**: a probe answers ``true`` when its path ends at a container of the result (or of
       the arguments), ``null`` otherwise, and never ``false``;
     - **a failure never has a value**: no result (direct or nested) with ``isError`` true has a ``value``, and
@@ -401,10 +404,12 @@ def invariant_violations(scenario: Mapping[str, Any], transcript: str) -> list[s
         where: Path = ("steps", step["id"])
         if outcome is _MISSING:
             violations.append(f"{format_path(where)}: the step has no outcome")
-        elif "persist" in step or "replay" in step:
+        elif "persist" in step or "replay" in step or "modelStep" in step:
             violations.extend(_canary(where, outcome))
             if "replay" in step and "damage" not in step["replay"]:  # a damaged log replays what the reader kept
                 violations.extend(_replay(where, outcome, documents, steps, step["replay"]["persist"]))
+            if "modelStep" in step:
+                violations.extend(_model_step(where, outcome, step["modelStep"]["calls"]))
         elif "probe" in step:
             violations.extend(_probe(where, outcome, step["probe"], documents, steps))
     return violations
@@ -484,6 +489,11 @@ def _replay(
         for position, block in enumerate(_list_at(message, "content"))
         if _at(block, "type") == "tool-result"
     ]
+    if "modelStep" in documents[persist_id]:
+        call_ids = [call["callId"] for call in documents[persist_id]["modelStep"]["calls"]]
+        if [_at(block, "toolCallId") for _, _, block in blocks] != call_ids:
+            yield f"{format_path(where)}.messages: not one tool-result block per call of {persist_id!r}, in order"
+        return
     persisted = documents[persist_id]["persist"]["steps"]
     if len(blocks) != len(persisted):
         count = f"{len(blocks)} tool-result block(s) for {len(persisted)} persisted call(s)"
@@ -499,6 +509,23 @@ def _replay(
             yield f"{here}.content: the replayed content differs from the live content of {step_id!r}"
         if _at(block, "isError") is not _at(live, "isError"):
             yield f"{here}.isError: differs from the live result of {step_id!r}"
+
+
+def _model_step(where: Path, outcome: Any, calls: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """Each call of a model step logged in model order: its ``tool/call`` with its raw text, then its result."""
+    logged: list[tuple[Any, ...]] = []
+    for event in _list_at(outcome, "events"):
+        kind = _at(event, "type")
+        if kind == "tool/call":
+            data = _at(event, "data")
+            logged.append((kind, _at(data, "callId"), _at(data, "name"), _at(data, "arguments")))
+        elif kind == "tool/result":
+            logged.append((kind, _at(event, "data", "message", "source", "callId")))
+    expected: list[tuple[Any, ...]] = []
+    for call in calls:
+        expected += [("tool/call", call["callId"], call["name"], call["arguments"]), ("tool/result", call["callId"])]
+    if logged != expected:
+        yield f"{format_path(where)}.events: not each call's tool/call (its raw text) then its tool/result, in order"
 
 
 def _list_at(value: Any, key: str) -> list[Any]:
@@ -567,7 +594,7 @@ def conformance_machine(
     """A :class:`~hypothesis.stateful.RuleBasedStateMachine` class that checks ``implementation`` statefully.
 
     Implementations are reached only through whole scenarios, so the machine builds one up rule by rule —
-    register a fixture tool, add a hook, add a call, a freeze probe, a persist or a replay (up to
+    register a fixture tool, add a hook, add a call, a freeze probe, a persist, a model step or a replay (up to
     ``max_tools`` tools, ``max_hooks`` hooks and ``max_steps`` steps), in the order hypothesis chooses — and
     after every rule runs the scenario so far on the implementation and on the reference (default: the bundled
     one), requiring byte-identical transcripts and every invariant of :func:`invariant_violations`. A rerun
@@ -626,7 +653,14 @@ def conformance_machine(
         def persist(self, data: st.DataObject) -> None:
             self.builder.add_persist(data.draw)
 
-        @precondition(lambda self: self._room() and bool(self.builder.persist_steps))
+        @precondition(lambda self: self._room() and self.builder.allows("model-step"))
+        @rule(data=st.data())
+        def model_step(self, data: st.DataObject) -> None:
+            self.builder.add_model_step(data.draw)
+
+        @precondition(
+            lambda self: self._room() and bool(self.builder.persist_steps) and self.builder.allows("persistence")
+        )
         @rule(data=st.data())
         def replay(self, data: st.DataObject) -> None:
             self.builder.add_replay(data.draw)

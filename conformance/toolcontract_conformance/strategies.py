@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER, JsonValue, thaw
+from toolcontract.jsonvalue import MAX_SAFE_INTEGER, JsonValue, canonical_json, thaw
 from toolcontract.renderers import FAMILIES
 from toolcontract.schema import Validator, compile_validator, compile_value_schema
 from toolcontract_conformance import seeded
@@ -378,6 +378,7 @@ SCENARIO_CAPABILITIES: Final[tuple[str, ...]] = (
     "first-party-renderers",
     "execution-mode",
     "generated-values",
+    "model-step",
 )
 """The optional capabilities generated scenarios may require, in the order of ``requires``."""
 
@@ -1005,8 +1006,8 @@ class ScenarioBuilder:
 
     @property
     def persist_steps(self) -> list[str]:
-        """The ids of the persist steps so far, in order."""
-        return [step.id for step in self._steps if step.kind == "persist"]
+        """The ids of the steps so far that wrote a log a replay can read (persist and model steps), in order."""
+        return [step.id for step in self._steps if step.kind in {"persist", "modelStep"}]
 
     def document(self) -> dict[str, Any]:
         """The scenario so far as a fresh document (valid once it has a step), with ``requires`` computed."""
@@ -1127,13 +1128,16 @@ class ScenarioBuilder:
                 (4, "call"),
                 (4 if calls else 0, "probe"),
                 (2 if calls and self.allows("persistence") else 0, "persist"),
-                (3 if persisted else 0, "replay"),
+                (3 if persisted and self.allows("persistence") else 0, "replay"),
                 (1 if self.allows("schemas") else 0, "schemas"),
                 (1 if self.allows("execution-mode") else 0, "executionMode"),
+                (2 if self.allows("model-step") else 0, "modelStep"),
             )
         )
         if kind == "executionMode":
             return self.add_execution_mode(draw)
+        if kind == "modelStep":
+            return self.add_model_step(draw)
         if kind == "probe":
             return self.add_probe(draw)
         if kind == "persist":
@@ -1227,8 +1231,38 @@ class ScenarioBuilder:
         self.steps.append({"id": step.id, "persist": persist})
         return step.id
 
+    def add_model_step(self, draw: Draw) -> str:
+        """Add a model step: one to three calls, each of a fixture tool (now and then an unknown one) with raw
+        argument text (mostly the JSON of arguments the tool accepts, else text the agent loop keeps as it is or
+        reads as something else), sometimes with the agent, sometimes aborted before its first call."""
+        tools = tuple((1, name) for name in self.tools) or ((1, _UNKNOWN_TOOL),)
+        count = draw(_integers(1, 3))
+        step = self._new_step("modelStep")
+        calls = []
+        for index in range(count):
+            # One draw: whether the tool is unknown, whether the text is a literal one, and the tool.
+            unknown, literal, name = draw(_combined(((8, False), (1, True)), ((3, False), (1, True)), tools))
+            if unknown:
+                name = _UNKNOWN_TOOL
+            known = self._tools.get(name)
+            if literal:
+                raw = draw(_sampled(_RAW_ARGUMENTS))
+            else:
+                arguments = (_argument_values(known.parameters) if known is not None else _plain(2)).draw(draw)
+                raw = canonical_json(arguments)
+            calls.append({"callId": f"{step.id}-{index + 1}", "name": name, "arguments": raw})
+        model_step: dict[str, Any] = {"calls": calls}
+        flaw, agent = draw(_combined(((5, False), (1 if self.allows("cancellation") else 0, True)), _AGENTS))
+        if agent:
+            model_step["agent"] = _AGENT
+        document: dict[str, Any] = {"id": step.id, "modelStep": model_step}
+        if flaw:
+            document["abort"] = "before"
+        self.steps.append(document)
+        return step.id
+
     def add_replay(self, draw: Draw) -> str:
-        """Replay an earlier persist step's log (adding a persist step if none)."""
+        """Replay an earlier persist or model step's log (adding a persist step if none)."""
         if not self.persist_steps:
             self.add_persist(draw)
         step = self._new_step("replay")
@@ -1422,6 +1456,8 @@ def _requirements(document: Mapping[str, Any]) -> list[str]:
         needed.add("first-party-renderers")
     if any("persist" in step or "replay" in step for step in document["steps"]):
         needed.add("persistence")
+    if any("modelStep" in step for step in document["steps"]):
+        needed.add("model-step")
     if any("schemas" in step for step in document["steps"]):
         needed.add("schemas")
     if any("executionMode" in step for step in document["steps"]) or any(
