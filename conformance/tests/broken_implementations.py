@@ -33,6 +33,7 @@ from toolcontract import registry as registry_module
 from toolcontract import session as session_module
 from toolcontract._text_cache import TextKeyedCache
 from toolcontract.jsonvalue import NotLosslessJson, Rejection, freeze, snapshot_json, thaw
+from toolcontract_conformance.adapters import reference as reference_adapter
 from toolcontract_conformance.adapters.reference import ReferenceImplementation
 from toolcontract_conformance.implementation import ImplementationInfo, Outcome
 
@@ -408,6 +409,35 @@ def _replay_refuses_nested_sub_calls() -> Iterator[None]:
         yield
 
 
+def _empty_model_arguments_kept_as_text(original: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The agent loop reads a model's argument text with a JSON reader alone: an empty text, which is not JSON,
+    stays the text, and a define_tool tool refuses it instead of getting ``{}``."""
+
+    def parse(raw: str) -> Any:
+        return raw if raw == "" else original(raw)
+
+    return parse
+
+
+def _step_signal_checked_only_between_calls(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The step runner checks the step's signal before each call but hands the call no signal: an abort while a
+    call runs reaches only the calls after it."""
+
+    async def run(registry: Any, log: Any, calls: Any, *, signal: Any = None, **options: Any) -> Any:
+        outcomes = []
+        for call in calls:
+            handed = signal if signal is not None and signal.aborted else None
+            outcomes.append(await original(registry, log, [call], signal=handed, **options))
+        return session_module.StepOutcome(
+            tuple(result for outcome in outcomes for result in outcome.results),
+            tuple(message for outcome in outcomes for message in outcome.messages),
+            tuple(context for outcome in outcomes for context in outcome.additional_contexts),
+            any(outcome.concludes_turn for outcome in outcomes),
+        )
+
+    return run
+
+
 def _path_depth(path: Any) -> int:
     depth = 0
     while isinstance(path, tuple):
@@ -592,4 +622,14 @@ BUGS: tuple[Bug, ...] = (
         _wrap_module_function(registry_module, "fuse_signals", _replacement_checked_only_at_entry),
     ),
     Bug("denial-reason-as-python-text", "R-PRE-8", _denial_reason_as_python_text),
+    Bug(
+        "empty-model-arguments-kept-as-text",
+        "R-LOG-5",
+        _wrap_module_function(session_module, "parse_model_arguments", _empty_model_arguments_kept_as_text),
+    ),
+    Bug(
+        "step-signal-checked-only-between-calls",
+        "R-LOG-5",
+        _wrap_module_function(reference_adapter, "run_tool_calls", _step_signal_checked_only_between_calls),
+    ),
 )
