@@ -786,6 +786,7 @@ class ScenarioRun {
     this.nested = new Map() // outer execution token -> nested entries
     this.programs = new Map() // program key -> {spec, outer}: the program and the execution running it
     this.agents = new Map() // agent name -> the Agent object passed as the call's agent
+    this.asking = new Map() // call id -> the execution whose listener asked last
     this.disposers = new Map() // tool name -> disposer of its last registration
     this.hookDisposers = [] // the scenario's hooks' disposers, in list order
     this.seen = new Map() // execution token -> what its mutate-then behaviours received
@@ -1283,9 +1284,27 @@ class ScenarioRun {
 
       async request(request) {
         if (spec.abortCaller === true) run.abortCaller(request.callId)
+        if (spec.report === true) run.reportApproval(request)
         return spec.outcome
       }
     }
+  }
+
+  /** Record, in the asked call's `seen`, what the approval service was asked and the signal it was handed. */
+  reportApproval(request) {
+    const text = value => typeof value === 'string' ? value : null
+    const signal = request.signal
+    const aborted = signal !== undefined && signal.aborted
+    const reason = aborted && typeof signal.reason === 'string' ? signal.reason : null
+    const asked = {
+      agent: text(request.agent?.name),
+      toolName: text(request.toolName),
+      callId: text(request.callId),
+      reason: text(request.reason),
+    }
+    const exec = this.asking.get(request.callId)
+    const report = { at: 'approval', request: asked, signal: { aborted, reason } }
+    if (exec !== undefined) this.seenOf(exec).push(report)
   }
 
   /** Abort the caller's signal: a direct call's own; a nested call's caller is its program's caller, the outer call. */
@@ -1397,7 +1416,9 @@ class ScenarioRun {
     switch (action.kind) {
       case 'allow': return { kind: 'allow' }
       case 'deny': return { kind: 'deny', reason: materialize(action.reason) }
-      case 'ask': return { kind: 'ask', ...Object.hasOwn(action, 'reason') ? { reason: action.reason } : {} }
+      case 'ask':
+        this.asking.set(exec.callId, exec)
+        return { kind: 'ask', ...Object.hasOwn(action, 'reason') ? { reason: action.reason } : {} }
       case 'abort-caller':
         this.abortCaller(exec.callId)
         return this.preExecuteDecision(action.then, exec)

@@ -332,6 +332,7 @@ class _ScenarioRun:
         self.disposers: dict[str, Callable[[], None]] = {}
         self.hook_disposers: list[Callable[[], None]] = []  # the scenario's hooks' disposers, in list order
         self.seen: dict[Any, list[dict[str, Any]]] = {}  # by dispatch token: what its behaviours received
+        self.asking: dict[str, Any] = {}  # call id -> the dispatch token of the call whose listener asked last
         self.caches: dict[int, dict[tuple[str, str, str], Any]] = {}  # by ``cache`` action: the results it keeps
         self.replacements: dict[Any, list[AbortController]] = {}  # by token: the ``later`` replacements in place
         self.fixtures: dict[str, Mapping[str, Any]] = {}  # the fixture behind each tool name
@@ -735,6 +736,7 @@ class _ScenarioRun:
         if kind == "deny":
             return Deny(materialize(action["reason"]))
         if kind == "ask":
+            self.asking[run.call_id] = run.token
             return Ask(action.get("reason"))
         if kind == "abort-caller":
             self._abort_caller(run.call_id)
@@ -880,10 +882,27 @@ class _ScenarioRun:
         def approve(request: ApprovalRequest) -> str:
             if spec.get("abortCaller"):
                 self._abort_caller(request.call_id)
+            if spec.get("report") is True:
+                self._report_approval(request)
             outcome: str = spec["outcome"]
             return outcome
 
         return approve
+
+    def _report_approval(self, request: ApprovalRequest) -> None:
+        """Record, in the asked call's ``seen``, what the approval service was asked and the signal it was handed."""
+        signal = request.signal
+        aborted = signal is not None and signal.aborted
+        reason = signal.reason if signal is not None and aborted and isinstance(signal.reason, str) else None
+        asked = {
+            "agent": request.agent if isinstance(request.agent, str) else None,
+            "toolName": request.tool_name if isinstance(request.tool_name, str) else None,
+            "callId": request.call_id if isinstance(request.call_id, str) else None,
+            "reason": request.reason if isinstance(request.reason, str) else None,
+        }
+        report = {"at": "approval", "request": asked, "signal": {"aborted": aborted, "reason": reason}}
+        if request.call_id in self.asking:
+            self.seen.setdefault(self.asking[request.call_id], []).append(report)
 
     def _abort_caller(self, call_id: str) -> None:
         """Abort the caller's signal: a direct call's own; a nested call's caller is its program's caller, so
