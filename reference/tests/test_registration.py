@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from typing import Any
 
@@ -124,26 +123,47 @@ def test_change_listener_failure_rolls_the_registration_back() -> None:
     with pytest.raises(RuntimeError):
         registry.register(echo_tool())
     assert not registry.has("echo")
+    assert seen == ["echo", "echo"]  # the registration, then its rollback
     registry.register(echo_tool())
     assert registry.has("echo")
-    assert seen == ["echo", "echo"]
+    assert seen == ["echo", "echo", "echo"]
 
 
-def test_change_listener_failure_on_disposal_is_reported_and_the_tool_goes(caplog: pytest.LogCaptureFixture) -> None:
-    """digest 1.9: a disposal cannot be rolled back: the listener's failure is logged with its message."""
+def test_a_listener_failing_on_the_rollback_raises_that_error_instead() -> None:
+    """As the original's rollback: the rollback is told as a disposal is, and a raise there is what propagates."""
+    registry = Registry()
+    heard: list[str] = []
+
+    def refusing(name: str) -> None:
+        heard.append(name)
+        raise RuntimeError(f"listener refused {len(heard)}")
+
+    registry.on_change(refusing)
+    with pytest.raises(RuntimeError, match="refused 2") as raised:
+        registry.register(echo_tool())
+    assert str(raised.value.__context__) == "listener refused 1"
+    assert not registry.has("echo")
+    assert heard == ["echo", "echo"]
+
+
+def test_change_listener_failure_on_disposal_propagates_after_the_tool_goes() -> None:
+    """As the original's disposer: the tool is removed, then the listener's error reaches the disposer's caller,
+    and the listeners after it are not told."""
     registry = Registry()
     dispose = registry.register(echo_tool())
+    heard: list[str] = []
 
     def listener(name: str) -> None:
         raise RuntimeError("listener refused")
 
     registry.on_change(listener)
-    with caplog.at_level(logging.WARNING, logger="toolcontract"):
+    registry.on_change(heard.append)
+    with pytest.raises(RuntimeError, match="listener refused"):
         dispose()
     assert not registry.has("echo")
-    assert [record.getMessage() for record in caplog.records] == [
-        'tools/change listener failed on disposing "echo": listener refused'
-    ]
+    assert heard == []
+    dispose()  # disposing again changes nothing and tells no one
+    assert heard == []
 
 
 def test_not_checked_at_registration() -> None:

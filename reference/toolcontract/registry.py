@@ -375,25 +375,30 @@ class Registry:
         )
         self._tools[name] = entry
         try:
-            for listener in list(self._change_listeners):
-                listener(name)
+            self._notify_change(name)
         except BaseException:
             self._tools.pop(name, None)
+            # Undoing the registration is a change too, told as a disposal is; a listener raising then raises
+            # that error instead, as the original's rollback does.
+            self._notify_change(name)
             raise
 
         def dispose() -> None:
             if self._tools.get(name) is entry:
                 del self._tools[name]
-                for listener in list(self._change_listeners):
-                    try:
-                        listener(name)
-                    except Exception as error:  # a disposal cannot be rolled back; report and go on
-                        logger.warning('tools/change listener failed on disposing "%s": %s', name, error_message(error))
+                self._notify_change(name)
 
         return dispose
 
+    def _notify_change(self, name: str) -> None:
+        # As the original emits tools/change: in order, and the first listener to raise stops the others.
+        for listener in list(self._change_listeners):
+            listener(name)
+
     def on_change(self, listener: Callable[[str], Any]) -> Disposer:
-        """Call ``listener(name)`` on every registration and disposal; a raise rolls a registration back."""
+        """Call ``listener(name)`` on every registration and removal (a disposal, or a registration rolled back
+        because a listener raised), in order; the first listener to raise stops the others and its error
+        propagates: from ``register``, after rolling the registration back; from a disposer, after the removal."""
         return self._add(self._change_listeners, listener, prepend=False)
 
     def has(self, name: str) -> bool:
