@@ -145,7 +145,7 @@ CATALOGUE = {
         "abort-caller",
         "mutate-then",
     },
-    "result-observer": {"raise", "mutate"},
+    "result-observer": {"raise", "mutate", "later"},
     "step": {
         "call",
         "probe",

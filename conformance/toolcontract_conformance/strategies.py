@@ -1322,10 +1322,12 @@ class ScenarioBuilder:
                 hook["action"] = self._execute_action(draw, cancellation)
         elif stage == "post-execute":
             hook["action"] = _post_execute_actions(self.exotic_kinds, cancellation).draw(draw)
-        elif draw(_BOOLEANS):
-            hook["action"] = {"kind": "mutate"}
         else:
-            hook["action"] = {"kind": "raise", "message": _messages().draw(draw)}
+            later, mutate = draw(_BOOLEANS), draw(_BOOLEANS)
+            observe: dict[str, Any] = {"kind": "mutate"}
+            if not mutate:
+                observe = {"kind": "raise", "message": _messages().draw(draw)}
+            hook["action"] = {"kind": "later", "then": observe} if later else observe
         self.hooks.append(hook)
         if self.call_steps and draw(_weighted((3, False), (1, True))):
             self._remove_hook(draw, len(self.hooks) - 1)

@@ -709,7 +709,8 @@ class Registry {
     Object.freeze(run)
     for (const observe of this.observers) {
       try {
-        observe(run, result)
+        // an observer may settle later: it is not waited for, and its failure then is contained too
+        Promise.resolve(observe(run, result)).catch(() => {})
       } catch {
         // contained: the result and the other observers are unaffected
       }
@@ -758,6 +759,7 @@ class ScenarioRun {
     this.phases = new Map() // run → its counts
     this.observed = [] // [run, result], in notification order
     this.calls = new Map() // step id → {run, result}
+    this.seen = new Map() // run → what its `mutate` observers found
   }
 
   async run() {
@@ -903,10 +905,25 @@ class ScenarioRun {
       if (hook.stage === 'pre-execute') {
         this.registry.preExecute.push((run, next) => (applies(run) ? this.preExecuteDecision(action) : next()))
       } else if (hook.stage === 'result-observer') {
-        this.registry.observers.push((run) => { if (applies(run)) throw behaviourError(action) })
+        this.registry.observers.push((run, result) => (applies(run) ? this.observe(action, run, result) : undefined))
       } else {
         throw unsupported('hook stage', hook.stage)
       }
+    }
+  }
+
+  /** A result observer's action: `mutate` reports what it could change, `later` acts as `then` once it settles. */
+  observe(action, run, result) {
+    switch (action.kind) {
+      case 'mutate': {
+        const value = result.isError ? 'absent' : mutability(result.value)
+        const report = { at: 'result-observer', arguments: mutability(run.arguments), value, content: mutability(result.content) }
+        this.seen.set(run, [...this.seen.get(run) ?? [], report])
+        return undefined
+      }
+      case 'later': return Promise.resolve().then(() => this.observe(action.then, run, result))
+      case 'raise': throw behaviourError(action)
+      default: throw unsupported('result-observer action', action.kind)
     }
   }
 
@@ -930,9 +947,12 @@ class ScenarioRun {
     const { name, arguments: args, agent } = step.call
     const callId = this.callIds.get(step.id)
     const result = await this.registry.execute({ callId, name, arguments: materialize(args), agent })
+    await new Promise(resolve => setImmediate(resolve)) // the observers that settle later run before the report
     const [run] = this.observed.findLast(([, observed]) => observed === result)
     this.calls.set(step.id, { run, result })
-    return { result: resultReport(result), phases: { ...this.count(run) } }
+    const report = { result: resultReport(result), phases: { ...this.count(run) } }
+    if (this.seen.has(run)) report.seen = this.seen.get(run)
+    return report
   }
 
   probe({ step, target, path }) {
@@ -969,6 +989,12 @@ function fingerprint(container) {
     return [String(key), JSON.stringify(value) ?? String(value), writable, enumerable, configurable]
   })
   return JSON.stringify([Object.getPrototypeOf(container) === null, Object.isExtensible(container), properties])
+}
+
+/** What a `mutate` observer reports of a part: `scalar`, or whether every attempt to change the container failed. */
+function mutability(node) {
+  if (node === null || typeof node !== 'object') return 'scalar'
+  return resistsEveryMutation(node) ? 'frozen' : 'mutable'
 }
 
 /** True when no mutation JavaScript offers changes the container: each one throws, is refused or does nothing. */

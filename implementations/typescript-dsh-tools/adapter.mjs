@@ -894,6 +894,7 @@ class ScenarioRun {
 
   async registerTools() {
     const registrations = {}
+    if (this.scenario.changeListener !== undefined) this.installChangeListener(this.scenario.changeListener)
     const entries = Object.entries(this.scenario.tools)
     const mcp = entries.filter(([, spec]) => spec.mcp !== undefined)
     let mcpStarted = false
@@ -918,6 +919,15 @@ class ScenarioRun {
       if (spec.registerError === true) registrations[key] = { registered: true }
     }
     return registrations
+  }
+
+  /** A `tools/change` listener that throws `<message> #<n>` on the notifications n (from 1) that `raiseOn` lists. */
+  installChangeListener(spec) {
+    let notified = 0
+    this.ctx.on('tools/change', () => {
+      notified += 1
+      if (spec.raiseOn.includes(notified)) throw new Error(`${spec.message} #${notified}`)
+    })
   }
 
   /** A fixture tool: `defineTool` for DSL `parameters` (or none), a raw definition for `rawParameters`. */
@@ -1383,12 +1393,7 @@ class ScenarioRun {
           break
         default:
           this.hookDisposers.push(ctx.on('tools/result', (exec, result) => {
-            if (!applies(exec)) return
-            if (action.kind === 'mutate') {
-              this.report(exec, 'result-observer', { arguments: exec.arguments, ...resultParts(result, true) })
-              return
-            }
-            throw behaviourError(action)
+            if (applies(exec)) return this.observe(action, exec, result)
           }))
       }
     }
@@ -1531,6 +1536,19 @@ class ScenarioRun {
     }
   }
 
+  /** A result observer's action; `later` returns at once a promise that acts as `then` once it settles. */
+  observe(action, exec, result) {
+    switch (action.kind) {
+      case 'mutate':
+        this.report(exec, 'result-observer', { arguments: exec.arguments, ...resultParts(result, true) })
+        return undefined
+      case 'later':
+        return Promise.resolve().then(() => this.observe(action.then, exec, result))
+      default:
+        throw behaviourError(action)
+    }
+  }
+
   // --- steps -----------------------------------------------------------------------------------------
 
   async runStep(step) {
@@ -1584,6 +1602,7 @@ class ScenarioRun {
       signal: controller.signal,
       ...spec.agent !== undefined ? { agent: this.agent(spec.agent) } : {},
     })
+    await new Promise(resolve => setImmediate(resolve)) // the observers that settle later run before the report
     const observed = this.observed.findLast(([, final]) => final === result)
     if (observed === undefined) throw new Error(`the result of call "${step.id}" was never observed by tools/result`)
     const [exec] = observed

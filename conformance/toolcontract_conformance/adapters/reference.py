@@ -358,6 +358,8 @@ class _ScenarioRun:
 
     def _register_tools(self) -> dict[str, Any]:
         registrations: dict[str, Any] = {}
+        if "changeListener" in self.scenario:
+            self._install_change_listener(self.scenario["changeListener"])
         for key, spec in self.scenario["tools"].items():
             raw_name = spec.get("name", key)
             # an MCP fixture is registered under the bridge's public name; its server keeps the raw one
@@ -375,6 +377,18 @@ class _ScenarioRun:
             if spec.get("registerError"):
                 registrations[key] = {"registered": True}
         return registrations
+
+    def _install_change_listener(self, spec: Mapping[str, Any]) -> None:
+        """A tools/change listener that raises ``<message> #<n>`` on the notifications n (from 1) ``raiseOn`` lists."""
+        notified = 0
+
+        def listener(name: str) -> None:
+            nonlocal notified
+            notified += 1
+            if notified in spec["raiseOn"]:
+                raise RuntimeError(f"{spec['message']} #{notified}")
+
+        self.registry.on_change(listener)
 
     def _definition(self, name: str, spec: Mapping[str, Any]) -> ToolDefinition:
         """A fixture tool: ``define_tool`` for DSL ``parameters``, a raw definition for ``rawParameters``."""
@@ -868,15 +882,26 @@ class _ScenarioRun:
         raise _error(action)
 
     def _observer_hook(self, applies: Callable[[ToolExecution], bool], action: Mapping[str, Any]) -> Any:
-        def observer(run: ToolExecution, result: ToolResult) -> None:
+        def observer(run: ToolExecution, result: ToolResult) -> Awaitable[None] | None:
             if not applies(run):
-                return
-            if action["kind"] == "mutate":
-                self._report(run, "result-observer", arguments=run.arguments, **_result_parts(result, final=True))
-                return
-            raise _error(action)
+                return None
+            return self._observe(action, run, result)
 
         return observer
+
+    def _observe(self, action: Mapping[str, Any], run: ToolExecution, result: ToolResult) -> Awaitable[None] | None:
+        if action["kind"] == "mutate":
+            self._report(run, "result-observer", arguments=run.arguments, **_result_parts(result, final=True))
+            return None
+        if action["kind"] == "later":
+
+            async def settle() -> None:
+                settled = self._observe(action["then"], run, result)
+                if settled is not None:
+                    await settled
+
+            return settle()
+        raise _error(action)
 
     def _approval(self, spec: Mapping[str, Any]) -> Callable[[ApprovalRequest], str]:
         def approve(request: ApprovalRequest) -> str:
@@ -956,6 +981,7 @@ class _ScenarioRun:
             call_id, spec["name"], materialize(spec["arguments"]), signal=controller.signal, agent=spec.get("agent")
         )
         result = await self.registry.execute(call)
+        await asyncio.sleep(0)  # the observers that settle later run before the step is reported
         run = next(run for run, observed in reversed(self.observed) if observed is result)
         self.results[step["id"]] = result
         self.runs[step["id"]] = run
