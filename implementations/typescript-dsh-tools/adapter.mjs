@@ -655,6 +655,12 @@ function resistsEveryMutation(container) {
   return sameFingerprint(before, fingerprint(container))
 }
 
+/** A signal as a `seen` report shows it: whether it was aborted, and its reason when that is a string. */
+function signalReport(signal) {
+  const aborted = signal !== undefined && signal.aborted
+  return { aborted, reason: aborted && typeof signal.reason === 'string' ? signal.reason : null }
+}
+
 /** What a `mutate-then` behaviour reports of what it received (docs/protocol.md, "Mutate-then reports"). */
 function mutability(node) {
   if (node === MISSING) return 'absent'
@@ -1126,13 +1132,9 @@ class ScenarioRun {
       case 'abort-replacement':
         this.replacements.get(exec.token)?.at(-1)?.abort('replaced by a wrapper')
         break
-      case 'report-signal': {
-        const signal = exec.signal
-        const aborted = signal !== undefined && signal.aborted
-        const reason = aborted && typeof signal.reason === 'string' ? signal.reason : null
-        this.seenOf(exec).push({ at: 'body', signal: { aborted, reason } })
+      case 'report-signal':
+        this.seenOf(exec).push({ at: 'body', signal: signalReport(exec.signal) })
         break
-      }
       default:
         throw new Error(`unknown body kind ${JSON.stringify(spec.kind)}`)
     }
@@ -1303,9 +1305,6 @@ class ScenarioRun {
   /** Record, in the asked call's `seen`, what the approval service was asked and the signal it was handed. */
   reportApproval(request) {
     const text = value => typeof value === 'string' ? value : null
-    const signal = request.signal
-    const aborted = signal !== undefined && signal.aborted
-    const reason = aborted && typeof signal.reason === 'string' ? signal.reason : null
     const asked = {
       agent: text(request.agent?.name),
       toolName: text(request.toolName),
@@ -1313,7 +1312,7 @@ class ScenarioRun {
       reason: text(request.reason),
     }
     const exec = this.asking.get(request.callId)
-    const report = { at: 'approval', request: asked, signal: { aborted, reason } }
+    const report = { at: 'approval', request: asked, signal: signalReport(request.signal) }
     if (exec !== undefined) this.seenOf(exec).push(report)
   }
 
@@ -1638,7 +1637,7 @@ class ScenarioRun {
       for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
       this.appendToolResult(session, callId, this.results.get(stepId), callEvent.seq)
     }
-    const outcome = { events: session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) })) }
+    const outcome = { events: this.loggedEvents(session) }
     if (spec.bytes === true) outcome.lines = logLines(session).map(line => this.stableText(dataText(line)))
     return outcome
   }
@@ -1680,7 +1679,7 @@ class ScenarioRun {
       concludesTurn ||= result.concludesTurn === true
     }
     return {
-      events: session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) })),
+      events: this.loggedEvents(session),
       contexts,
       concludesTurn,
     }
@@ -1697,6 +1696,11 @@ class ScenarioRun {
       ...result.error?.info ? { error: result.error.info } : {},
       ...result.meta !== undefined ? { meta: result.meta } : {},
     }, { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
+  }
+
+  /** Each event of a session: its type and data, generated message ids made stable. */
+  loggedEvents(session) {
+    return session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) }))
   }
 
   /** A line's data text with each generated message id's literal replaced by `"<callId>:result"`'s. */

@@ -595,10 +595,7 @@ class _ScenarioRun:
             if replacements:
                 replacements[-1].abort("replaced by a wrapper")
         elif kind == "report-signal":
-            signal = run.signal
-            aborted = signal is not None and signal.aborted
-            reason = signal.reason if signal is not None and aborted and isinstance(signal.reason, str) else None
-            self.seen.setdefault(run.token, []).append({"at": "body", "signal": {"aborted": aborted, "reason": reason}})
+            self.seen.setdefault(run.token, []).append({"at": "body", "signal": _signal_report(run.signal)})
         else:
             raise ValueError(f"unknown body kind {kind!r}")
         return await self._perform(spec["then"], args, run)
@@ -916,16 +913,13 @@ class _ScenarioRun:
 
     def _report_approval(self, request: ApprovalRequest) -> None:
         """Record, in the asked call's ``seen``, what the approval service was asked and the signal it was handed."""
-        signal = request.signal
-        aborted = signal is not None and signal.aborted
-        reason = signal.reason if signal is not None and aborted and isinstance(signal.reason, str) else None
         asked = {
             "agent": request.agent if isinstance(request.agent, str) else None,
             "toolName": request.tool_name if isinstance(request.tool_name, str) else None,
             "callId": request.call_id if isinstance(request.call_id, str) else None,
             "reason": request.reason if isinstance(request.reason, str) else None,
         }
-        report = {"at": "approval", "request": asked, "signal": {"aborted": aborted, "reason": reason}}
+        report = {"at": "approval", "request": asked, "signal": _signal_report(request.signal)}
         if request.call_id in self.asking:
             self.seen.setdefault(self.asking[request.call_id], []).append(report)
 
@@ -1025,9 +1019,7 @@ class _ScenarioRun:
                 log.append_tool_result(
                     turn=1, step=1, call_id=call_id, result=self.results[step_id], message_id=message_id
                 )
-        outcome: dict[str, Any] = {
-            "events": [{"type": event.type, "data": self._stable_ids(event.data)} for event in replay(path).events]
-        }
+        outcome: dict[str, Any] = {"events": self._logged_events(path)}
         if spec.get("bytes") is True:
             outcome["lines"] = [self._stable_text(text) for text in _data_texts(path.read_bytes())]
         return outcome
@@ -1065,10 +1057,14 @@ class _ScenarioRun:
             finally:
                 self.step_log = None
         return {
-            "events": [{"type": event.type, "data": self._stable_ids(event.data)} for event in replay(path).events],
+            "events": self._logged_events(path),
             "contexts": [context_report(context) for context in outcome.additional_contexts],
             "concludesTurn": outcome.concludes_turn,
         }
+
+    def _logged_events(self, path: Path) -> list[dict[str, Any]]:
+        """Each event of a log as it is read back: its type and data, generated message ids made stable."""
+        return [{"type": event.type, "data": self._stable_ids(event.data)} for event in replay(path).events]
 
     def _stable_text(self, text: str) -> str:
         """A line's data text with each generated message id's literal replaced by ``"<callId>:result"``'s."""
@@ -1114,6 +1110,13 @@ class _ScenarioRun:
 
 
 # --- small helpers -----------------------------------------------------------------------------------
+
+
+def _signal_report(signal: Any) -> dict[str, Any]:
+    """A signal as a ``seen`` report shows it: whether it was aborted, and its reason when that is a string."""
+    aborted = signal is not None and signal.aborted
+    reason = signal.reason if aborted and isinstance(signal.reason, str) else None
+    return {"aborted": aborted, "reason": reason}
 
 
 class _RunAborted(Exception):
