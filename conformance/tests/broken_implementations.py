@@ -9,6 +9,7 @@ scenario of that rule.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import math
 from collections.abc import Callable, Iterator
@@ -438,6 +439,33 @@ def _step_signal_checked_only_between_calls(original: Callable[..., Any]) -> Cal
     return run
 
 
+def _approval_asked_without_the_tool_name(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The approval request is built with an empty tool name: the service cannot say what it approves."""
+
+    def request(agent: Any, tool_name: str, call_id: str, reason: Any, signal: Any) -> Any:
+        return original(agent, "", call_id, reason, signal)
+
+    return request
+
+
+@contextlib.contextmanager
+def _observers_that_settle_later_never_run() -> Iterator[None]:
+    """The registry calls each result observer but drops what it returns: an observer that settles later never
+    runs past its start."""
+    original = Registry.on_result
+
+    def on_result(self: Any, observer: Callable[..., Any]) -> Any:
+        def dropping(run: Any, result: Any) -> None:
+            produced = observer(run, result)
+            if inspect.iscoroutine(produced):
+                produced.close()
+
+        return original(self, dropping)
+
+    with mock.patch.object(Registry, "on_result", on_result):
+        yield
+
+
 def _path_depth(path: Any) -> int:
     depth = 0
     while isinstance(path, tuple):
@@ -622,6 +650,12 @@ BUGS: tuple[Bug, ...] = (
         _wrap_module_function(registry_module, "fuse_signals", _replacement_checked_only_at_entry),
     ),
     Bug("denial-reason-as-python-text", "R-PRE-8", _denial_reason_as_python_text),
+    Bug(
+        "approval-asked-without-the-tool-name",
+        "R-PRE-9",
+        _wrap_module_function(registry_module, "ApprovalRequest", _approval_asked_without_the_tool_name),
+    ),
+    Bug("observers-that-settle-later-never-run", "R-OBS-1", _observers_that_settle_later_never_run),
     Bug(
         "empty-model-arguments-kept-as-text",
         "R-LOG-5",
