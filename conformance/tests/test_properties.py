@@ -224,6 +224,24 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
     assert seen == CATALOGUE
 
 
+def test_generated_scenarios_draw_approval_services_and_change_listeners() -> None:
+    drawn: set[str] = set()
+
+    @settings(default_settings(150), derandomize=True, database=None)
+    @given(scenarios())
+    def collect(scenario: dict[str, Any]) -> None:
+        approval = scenario.get("approval")
+        if approval is not None:
+            drawn.add("approval")
+            assert "approval" in scenario["requires"]
+            drawn.update(key for key in ("abortCaller", "report") if key in approval)
+        if "changeListener" in scenario:
+            drawn.add("changeListener")
+
+    collect()
+    assert drawn == {"approval", "abortCaller", "report", "changeListener"}
+
+
 @settings(default_settings(40))
 @given(exotic_values(), values_with_exotics(["nan", "cycle"]))
 def test_exotic_values_are_tags_of_the_format(tag: dict[str, str], value: Any) -> None:

@@ -594,7 +594,8 @@ def conformance_machine(
     """A :class:`~hypothesis.stateful.RuleBasedStateMachine` class that checks ``implementation`` statefully.
 
     Implementations are reached only through whole scenarios, so the machine builds one up rule by rule —
-    register a fixture tool, add a hook, add a call, a freeze probe, a persist, a model step or a replay (up to
+    register a fixture tool, add a hook, an approval service or a change listener, add a call, a freeze probe, a
+    persist, a model step or a replay (up to
     ``max_tools`` tools, ``max_hooks`` hooks and ``max_steps`` steps), in the order hypothesis chooses — and
     after every rule runs the scenario so far on the implementation and on the reference (default: the bundled
     one), requiring byte-identical transcripts and every invariant of :func:`invariant_violations`. A rerun
@@ -652,6 +653,16 @@ def conformance_machine(
         @rule(data=st.data())
         def persist(self, data: st.DataObject) -> None:
             self.builder.add_persist(data.draw)
+
+        @precondition(lambda self: self.builder.approval is None and self.builder.allows("approval"))
+        @rule(data=st.data())
+        def approval(self, data: st.DataObject) -> None:
+            self.builder.add_approval(data.draw)
+
+        @precondition(lambda self: self.builder.change_listener is None)
+        @rule(data=st.data())
+        def change_listener(self, data: st.DataObject) -> None:
+            self.builder.add_change_listener(data.draw)
 
         @precondition(lambda self: self._room() and self.builder.allows("model-step"))
         @rule(data=st.data())

@@ -371,6 +371,7 @@ SCENARIO_CAPABILITIES: Final[tuple[str, ...]] = (
     "wrappers",
     "post-execute",
     "finalize-content",
+    "approval",
     "cancellation",
     "persistence",
     "nested",
@@ -479,6 +480,12 @@ def _integers(low: int, high: int) -> SearchStrategy[int]:
 def _subsets(items: tuple[str, ...], max_size: int) -> SearchStrategy[list[str]]:
     """Lists of one to ``max_size`` distinct items."""
     return st.lists(st.sampled_from(items), min_size=1, max_size=max_size, unique=True)
+
+
+@lru_cache(maxsize=64)
+def _notification_numbers(count: int) -> SearchStrategy[list[int]]:
+    """One to three distinct numbers among the first ``count`` (of a change listener's notifications)."""
+    return st.lists(st.integers(1, count), min_size=1, max_size=3, unique=True)
 
 
 _BOOLEANS: Final = st.booleans()
@@ -994,6 +1001,8 @@ class ScenarioBuilder:
         self._tools: dict[str, _Tool] = {}
         self._steps: list[_Step] = []
         self._mutating_wrapper = False  # a mutate-then wrapper is installed: no inner one may author a success
+        self.approval: dict[str, Any] | None = None
+        self.change_listener: dict[str, Any] | None = None
 
     def allows(self, capability: str) -> bool:
         """Whether generated parts may need ``capability``."""
@@ -1020,10 +1029,41 @@ class ScenarioBuilder:
             "hooks": _copied(self.hooks),
             "steps": _copied(self.steps),
         }
+        if self.approval is not None:
+            document["approval"] = dict(self.approval)
+        if self.change_listener is not None:
+            document["changeListener"] = _copied(self.change_listener)
         if self.allows("generated-values"):
             _write_compactly(document)
         document["requires"] = _requirements(document)
         return document
+
+    # --- services -------------------------------------------------------------------------------------
+
+    def add_approval(self, draw: Draw) -> None:
+        """Install an approval service (when allowed): what it answers every ``ask`` (an unknown string now and
+        then), whether it aborts the caller first (with cancellation), whether it reports what it was asked."""
+        if not self.allows("approval"):
+            return
+        outcome, abort, report = draw(
+            _combined(
+                ((3, "allowed-once"), (2, "rejected"), (1, "cancelled"), (1, "unavailable"), (1, "maybe")),
+                ((4, False), (1 if self.allows("cancellation") else 0, True)),
+                ((1, True), (1, False)),
+            )
+        )
+        approval: dict[str, Any] = {"outcome": outcome}
+        if abort:
+            approval["abortCaller"] = True
+        if report:
+            approval["report"] = True
+        self.approval = approval
+
+    def add_change_listener(self, draw: Draw) -> None:
+        """Install a tools/change listener that raises on some of the first notifications: registrations, the
+        rollbacks those raises cause, and disposals."""
+        raise_on = draw(_notification_numbers(2 * len(self.tools) + 3))
+        self.change_listener = {"raiseOn": sorted(raise_on), "message": _messages().draw(draw)}
 
     # --- tools ----------------------------------------------------------------------------------------
 
@@ -1460,6 +1500,8 @@ def _requirements(document: Mapping[str, Any]) -> list[str]:
         needed.add("persistence")
     if any("modelStep" in step for step in document["steps"]):
         needed.add("model-step")
+    if "approval" in document:
+        needed.add("approval")
     if any("schemas" in step for step in document["steps"]):
         needed.add("schemas")
     if any("executionMode" in step for step in document["steps"]) or any(
@@ -1491,6 +1533,11 @@ def _scenario(
         builder.add_replay(draw)
     for _ in range(draw(_integers(0, max_hooks))):
         _in_span(draw, builder.add_hook)
+    services = draw(_combined(((3, False), (1, True)), ((5, False), (1, True))))
+    if services[0]:
+        _in_span(draw, builder.add_approval)
+    if services[1]:
+        _in_span(draw, builder.add_change_listener)
     return builder.document()
 
 
