@@ -970,8 +970,9 @@ class ScenarioBuilder:
     ``@st.composite`` function or ``st.data().draw``).
 
     Fixture tools come from the behaviour catalogue (renderers, metadata projectors, bodies, content
-    finalizers), hooks act at every stage with step filters, and steps are calls (some with exotic
-    arguments), freeze probes, persist, replay and schemas. Whatever is added, :meth:`document` is a valid
+    finalizers), hooks act at every stage with step filters, an approval service and a change listener may be
+    installed, and steps are calls (some with exotic arguments), freeze probes, persist, model steps, replay
+    and schemas. Whatever is added, :meth:`document` is a valid
     scenario (once it has a step) that the reference runs without error and without waiting for ever:
 
     - a body that waits for its abort (``await-abort``) always follows an ``abort-caller``;
