@@ -257,6 +257,35 @@ def test_the_reference_kinds_leave_out_what_python_cannot_express() -> None:
         exotic_values(["nan", "no-such-kind"])
 
 
+def test_the_invariants_catch_a_model_step_logged_out_of_order() -> None:
+    scenario = {
+        "formatVersion": 1,
+        "id": "model-step-order",
+        "requires": ["model-step", "persistence"],
+        "tools": {
+            "t": {"parameters": {}, "output": {"render": {"kind": "json"}}, "body": {"kind": "return", "value": 1}}
+        },
+        "hooks": [],
+        "steps": [
+            {"id": "step", "modelStep": {"calls": [{"callId": c, "name": "t", "arguments": "{}"} for c in "ab"]}},
+            {"id": "again", "replay": {"persist": "step"}},
+        ],
+    }
+    outcome = run_scenario(scenario)
+    assert isinstance(outcome, Ran)
+    assert invariant_violations(scenario, outcome.transcript) == []
+    transcript = json.loads(outcome.transcript)
+    events = transcript["steps"]["step"]["events"]
+    events[1], events[2] = events[2], events[1]  # b's tool/call before a's tool/result
+    messages = transcript["steps"]["again"]["messages"]
+    messages.reverse()
+    assert invariant_violations(scenario, json.dumps(transcript)) == [
+        "$.steps.step.events: not each call's tool/call (its raw text) then its tool/result, in order",
+        "$.steps.again.messages: not the messages of the log's tool/result events, verbatim",
+        "$.steps.again.messages: not one tool-result block per call of 'step', in order",
+    ]
+
+
 def test_the_canary_is_persisted_in_values_but_never_reaches_the_log() -> None:
     persisted: list[str] = []
 

@@ -235,6 +235,59 @@ def test_scenario_data_nested_too_deep_is_a_scenario_error() -> None:
     assert scenario_from_data(scenario_with_arguments({"a": nested_list(58)})).id == IDS[0]
 
 
+# --- model steps: what their calls and logs may be named by -------------------------------------------------
+
+_TOOL = {"t": {"parameters": {}, "output": {"render": {"kind": "json"}}, "body": {"kind": "return", "value": 1}}}
+
+
+def _model_step_scenario(calls: list[str], *later: dict[str, Any], hooks: Any = ()) -> dict[str, Any]:
+    model_calls = [{"callId": call_id, "name": "t", "arguments": "{}"} for call_id in calls]
+    return {
+        "formatVersion": 1,
+        "id": "model-step-references",
+        "requires": ["model-step", "persistence"],
+        "tools": _TOOL,
+        "hooks": list(hooks),
+        "steps": [{"id": "step", "modelStep": {"calls": model_calls}}, *later],
+    }
+
+
+def test_a_replay_and_a_hook_may_name_a_model_step_and_its_call() -> None:
+    hook = {"stage": "pre-execute", "steps": ["b"], "action": {"kind": "deny", "reason": "no"}}
+    data = _model_step_scenario(["a", "b"], {"id": "again", "replay": {"persist": "step"}}, hooks=[hook])
+    scenario_from_data(data)
+    steps = json.loads(implementation.run(0, data).transcript)["steps"]  # type: ignore[union-attr]
+    denied = [event for event in steps["step"]["events"] if event["type"] == "tool/result"][1]
+    assert denied["data"]["message"]["content"][0]["content"] == [{"type": "text", "text": "Error: no"}]
+    assert [message["id"] for message in steps["again"]["messages"]] == ["a:result", "b:result"]
+
+
+@pytest.mark.parametrize(
+    ("data", "json_path", "reason"),
+    [
+        (_model_step_scenario(["a", "a"]), "$.steps[0].modelStep.calls[1].callId", "call id 'a' is used twice"),
+        (
+            _model_step_scenario(["a"], {"id": "again", "replay": {"persist": "nowhere"}}),
+            "$.steps[1].replay.persist",
+            "'nowhere' is not an earlier persist or modelStep step",
+        ),
+        (
+            _model_step_scenario(["a"], hooks=[{"stage": "pre-execute", "steps": ["z"], "action": {"kind": "allow"}}]),
+            "$.hooks[0].steps[0]",
+            "'z' names no call step, model call or nested call",
+        ),
+    ],
+    ids=["call id twice", "replay of no log", "hook naming no call"],
+)
+def test_a_model_step_reference_that_names_nothing_is_a_scenario_error(
+    data: dict[str, Any], json_path: str, reason: str
+) -> None:
+    with pytest.raises(ScenarioError) as raised:
+        scenario_from_data(data)
+    assert raised.value.json_path == json_path
+    assert raised.value.reason.startswith(reason)
+
+
 def test_a_file_read_again_is_validated_again_once_its_text_changes(tmp_path: Path) -> None:
     # Loading skips the schema check for a text already found valid; a changed text is checked anew.
     source = SCENARIOS[0].source

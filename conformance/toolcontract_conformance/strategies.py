@@ -972,8 +972,8 @@ class ScenarioBuilder:
     Fixture tools come from the behaviour catalogue (renderers, metadata projectors, bodies, content
     finalizers), hooks act at every stage with step filters, an approval service and a change listener may be
     installed, and steps are calls (some with exotic arguments), freeze probes, persist, model steps, replay
-    and schemas. Whatever is added, :meth:`document` is a valid
-    scenario (once it has a step) that the reference runs without error and without waiting for ever:
+    and schemas. Whatever is added, :meth:`document` is a valid scenario (once it has a step) that the
+    reference runs without error and without waiting for ever:
 
     - a body that waits for its abort (``await-abort``) always follows an ``abort-caller``;
     - a program calls only tools that are not programs, so nested dispatch always ends;
@@ -1031,7 +1031,7 @@ class ScenarioBuilder:
             "steps": _copied(self.steps),
         }
         if self.approval is not None:
-            document["approval"] = dict(self.approval)
+            document["approval"] = _copied(self.approval)
         if self.change_listener is not None:
             document["changeListener"] = _copied(self.change_listener)
         if self.allows("generated-values"):
