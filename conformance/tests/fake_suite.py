@@ -7,6 +7,7 @@ a transcript that differs at ``$.scenario``, ``skip-*`` declines, ``err-*`` rais
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,15 @@ class ByName:
 
 
 implementation = ByName()
+
+
+class WaitsOnNested(ByName):
+    """As :class:`ByName`, but waits for ever on ``ok-nested``."""
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        if scenario["id"] == "ok-nested":
+            threading.Event().wait()
+        return super().run(seq, scenario)
+
+
+waits_on_nested = WaitsOnNested()

@@ -48,6 +48,16 @@ def test_check_prints_a_table_by_rule_and_fails(
     validate_report(json.loads(report.read_text()))
 
 
+def test_an_in_process_implementation_that_waits_for_ever_is_errored_at_its_deadline_and_the_run_goes_on(
+    suite: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["check", "--impl", "fake_suite:waits_on_nested", *suite, "--timeout", "0.2", "-k", "ok-"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "ok-nested errored [R-SNAP-1, R-NEST-2]: no answer to run seq 1 within 0.2 s" in out
+    assert out.rstrip().splitlines()[-1].startswith("FAIL: 1 passed, 0 failed, 1 errored, 1 skipped of 3 scenarios")
+
+
 def test_check_selects_by_pattern_and_rule(suite: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--impl", "fake_suite:implementation", *suite, "-k", "ok-"]) == 0
     assert "PASS: 2 passed, 0 failed, 0 errored, 1 skipped of 3 scenarios" in capsys.readouterr().out

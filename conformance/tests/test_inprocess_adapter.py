@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from typing import Any
 
 import pytest
 
-from toolcontract_conformance.adapters.inprocess import InProcess, resolve
+from toolcontract_conformance.adapters.inprocess import BUNDLED_REFERENCE, InProcess, default_timeout, resolve
 from toolcontract_conformance.exceptions import CannotStart
 from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran
 
@@ -105,3 +106,105 @@ def test_a_hang_is_errored_after_the_timeout_and_the_next_scenario_runs() -> Non
         RELEASE.set()
     implementation.stop()
     implementation.stop()
+
+
+# --- how the deadline is kept ------------------------------------------------------------------------------
+
+
+class Watched:
+    """Runs each scenario's ``mode``, noting the thread it ran in."""
+
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+        self.never = threading.Event()
+
+    def start(self) -> ImplementationInfo:
+        return INFO
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
+        self.threads.append(threading.current_thread().name)
+        mode = scenario.get("mode")
+        if mode == "wait":
+            self.never.wait(10)
+        if mode == "spin":
+            while not self.never.is_set():
+                pass
+        if mode in ("swallow", "swallow-and-wait"):
+            try:
+                self.never.wait(10)
+            except BaseException:
+                if mode == "swallow-and-wait":
+                    self.never.wait(10)
+        return Ran("{}")
+
+    def stop(self) -> None:
+        self.never.set()
+
+
+def _kind(outcome: Outcome) -> str | None:
+    return outcome.context.get("kind") if isinstance(outcome, Errored) else None
+
+
+@pytest.fixture
+def alarm_free() -> None:
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        pytest.skip("needs signal.setitimer and the main thread: the alarm keeps the deadline only there")
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL, "SIGALRM is already held by another handler"
+
+
+@pytest.mark.usefixtures("alarm_free")
+@pytest.mark.parametrize("mode", ["wait", "spin", "swallow", "swallow-and-wait"])
+def test_the_alarm_stops_a_run_in_its_own_thread_however_it_hangs(mode: str) -> None:
+    watched = Watched()
+    implementation = started(watched, timeout=0.1)
+    try:
+        outcome = implementation.run(0, {"id": "s", "mode": mode})
+        assert _kind(outcome) == "timed-out"
+        assert outcome.context["message"] == "no answer to run seq 0 within 0.1 s"  # type: ignore[union-attr]
+        assert implementation.run(1, {"id": "t"}) == Ran("{}")
+    finally:
+        implementation.stop()
+    assert watched.threads == [threading.main_thread().name] * 2
+    # nothing is left armed or installed
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+
+
+@pytest.mark.usefixtures("alarm_free")
+def test_a_run_that_answers_in_time_leaves_no_alarm_behind() -> None:
+    watched = Watched()
+    implementation = started(watched, timeout=0.1)
+    assert implementation.run(0, {"id": "s"}) == Ran("{}")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    implementation.stop()
+
+
+@pytest.mark.usefixtures("alarm_free")
+def test_a_sigalrm_held_by_another_handler_is_left_alone_and_a_worker_thread_keeps_the_deadline() -> None:
+    caught: list[int] = []
+
+    def another(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    signal.signal(signal.SIGALRM, another)
+    watched = Watched()
+    try:
+        implementation = started(watched, timeout=0.1)
+        assert _kind(implementation.run(0, {"id": "s", "mode": "wait"})) == "timed-out"
+        assert watched.threads == ["toolcontract-scenario-0"]
+        assert signal.getsignal(signal.SIGALRM) is another
+        assert caught == []
+    finally:
+        watched.never.set()
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+def test_a_named_implementation_has_an_adapter_process_s_default_deadline_and_the_bundled_reference_none() -> None:
+    from toolcontract_conformance.cli import DEFAULT_IMPLEMENTATION
+    from toolcontract_conformance.fuzz_cli import REFERENCE_TARGET
+    from toolcontract_conformance.plugin import _DEFAULT_IMPLEMENTATION
+
+    assert default_timeout(f"{__name__}:instance") == 30.0
+    assert default_timeout(BUNDLED_REFERENCE) is None
+    assert DEFAULT_IMPLEMENTATION == REFERENCE_TARGET == _DEFAULT_IMPLEMENTATION == BUNDLED_REFERENCE

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolcontract_conformance._schemas import load_schema
-from toolcontract_conformance.adapters.inprocess import InProcess
+from toolcontract_conformance.adapters.inprocess import BUNDLED_REFERENCE, InProcess, default_timeout
 from toolcontract_conformance.adapters.subprocess import Subprocess
 from toolcontract_conformance.arguments import whole_number
 from toolcontract_conformance.baseline import Baseline, BaselineError, KnownFailure
@@ -68,7 +68,7 @@ from toolcontract_conformance.selection import UnknownRule, known_rules, resolve
 __all__ = ["DEFAULT_IMPLEMENTATION", "main"]
 
 #: The implementation ``check`` runs when given none: the bundled reference, in-process.
-DEFAULT_IMPLEMENTATION = "toolcontract_conformance.adapters.reference:implementation"
+DEFAULT_IMPLEMENTATION = BUNDLED_REFERENCE
 
 _DELEGATED = {
     "render": ("toolcontract_conformance.render_cli", "render_command", "render a value with a first-party renderer"),
@@ -336,7 +336,9 @@ def _selection_options(parser: argparse.ArgumentParser) -> None:
 
 def _connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--validate-protocol", action="store_true", help="check every message against the schemas")
-    parser.add_argument("--timeout", type=float, metavar="S", help="seconds per scenario (--impl-cmd default: 30)")
+    parser.add_argument(
+        "--timeout", type=float, metavar="S", help="seconds per scenario (default 30; the bundled reference: no limit)"
+    )
     parser.add_argument("--startup-timeout", type=float, default=30.0, metavar="S", help="seconds to answer start")
 
 
@@ -544,7 +546,8 @@ def _implementation(target: _Target, options: argparse.Namespace) -> Implementat
             )
         except ValueError as error:
             raise _UsageError(f"{target}: {error}") from None
-    return InProcess(target.value, timeout=options.timeout)
+    timeout = default_timeout(target.value) if options.timeout is None else options.timeout
+    return InProcess(target.value, timeout=timeout)
 
 
 def _baseline(target: _Target) -> Baseline | None:

@@ -33,10 +33,8 @@ import os
 import random
 import shlex
 import shutil
-import signal
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -48,14 +46,14 @@ from hypothesis import settings as Settings
 from hypothesis import strategies as st
 
 from toolcontract import canonical_json
-from toolcontract_conformance.adapters.inprocess import InProcess
+from toolcontract_conformance.adapters.inprocess import BUNDLED_REFERENCE, InProcess
 from toolcontract_conformance.adapters.subprocess import Subprocess
 from toolcontract_conformance.arguments import whole_number
 from toolcontract_conformance.diff import Path as JsonPath
 from toolcontract_conformance.diff import format_path
 from toolcontract_conformance.display import visible
-from toolcontract_conformance.exceptions import AdapterError, TimedOut
-from toolcontract_conformance.implementation import Errored, Implementation, ImplementationInfo, Outcome
+from toolcontract_conformance.exceptions import AdapterError
+from toolcontract_conformance.implementation import Implementation
 from toolcontract_conformance.properties import ConformanceFailure, ImplementationPair, ReferenceFailure
 from toolcontract_conformance.strategies import EXOTIC_KINDS, REFERENCE_EXOTIC_KINDS, scenarios
 
@@ -73,7 +71,7 @@ __all__ = [
 ]
 
 _PROG: Final = "toolcontract fuzz"
-REFERENCE_TARGET: Final = "toolcontract_conformance.adapters.reference:implementation"
+REFERENCE_TARGET: Final = BUNDLED_REFERENCE
 """The reference ``--against`` defaults to: the bundled one, in this process."""
 DEFAULT_EXAMPLES: Final = 200
 """Scenarios drawn when ``--examples`` is not given."""
@@ -707,59 +705,7 @@ def _implementation(
         return InProcess(REFERENCE_TARGET)
     if not target.strip():
         raise _UsageError(f"{option} is empty: name the implementation (an unset variable?)")
-    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-        return _Alarmed(InProcess(target), options.timeout)
     return InProcess(target, timeout=options.timeout)
-
-
-class _Expired(BaseException):
-    """Raised by the alarm into a run that is past its deadline (not an ``Exception``: the implementation's own
-    handlers let it through)."""
-
-
-class _Alarmed:
-    """An in-process implementation whose runs have a deadline, kept by an alarm signal in this thread.
-
-    ``InProcess(timeout=...)`` runs each scenario in a thread of its own, which costs a thread and a handoff
-    each way per scenario: a good share of a generated scenario's time. The alarm costs two system calls, and
-    it stops a hung run where a thread would be left running. A run still going at the deadline is errored
-    ``timed-out``, as ``InProcess`` would answer it.
-    """
-
-    def __init__(self, inner: InProcess, timeout: float) -> None:
-        self.inner = inner
-        self.timeout = timeout
-        self._running = False
-        self._previous: Any = None
-
-    def __repr__(self) -> str:
-        return repr(self.inner)
-
-    def _expire(self, signum: int, frame: object) -> None:
-        if self._running:
-            raise _Expired
-
-    def start(self) -> ImplementationInfo:
-        info = self.inner.start()
-        self._previous = signal.signal(signal.SIGALRM, self._expire)
-        return info
-
-    def run(self, seq: int, scenario: dict[str, Any]) -> Outcome:
-        self._running = True
-        signal.setitimer(signal.ITIMER_REAL, self.timeout)
-        try:
-            return self.inner.run(seq, scenario)
-        except _Expired:
-            return Errored(TimedOut(f"run seq {seq}", self.timeout).context())
-        finally:
-            self._running = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-
-    def stop(self) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGALRM, self._previous)
-            self._previous = None
-        self.inner.stop()
 
 
 def _start_failure(pair: ImplementationPair, error: AdapterError) -> str:

@@ -93,8 +93,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         dest="toolcontract_impl_timeout",
         metavar="S",
-        help="seconds per scenario (--impl-cmd default: 30); the same as --timeout, which pytest-timeout, "
-        "when installed, takes for its own",
+        help="seconds per scenario (default 30; the bundled reference: no limit); the same as --timeout, which "
+        "pytest-timeout, when installed, takes for its own",
     )
     group.addoption(
         "--startup-timeout",
@@ -144,7 +144,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
                 type=float,
                 dest="toolcontract_timeout",
                 metavar="S",
-                help="seconds per scenario (--impl-cmd default: 30; alias --impl-timeout)",
+                help="seconds per scenario (default 30; the bundled reference: no limit; alias --impl-timeout)",
             )
 
 
@@ -370,7 +370,7 @@ def native_snapshot(request: pytest.FixtureRequest) -> Any:
 
 
 def _conformance_session(config: pytest.Config) -> ConformanceSession:
-    from toolcontract_conformance.adapters.inprocess import InProcess
+    from toolcontract_conformance.adapters.inprocess import InProcess, default_timeout
     from toolcontract_conformance.adapters.subprocess import Subprocess
     from toolcontract_conformance.exceptions import AdapterError
     from toolcontract_conformance.implementation import Implementation
@@ -392,7 +392,7 @@ def _conformance_session(config: pytest.Config) -> ConformanceSession:
             raise pytest.UsageError(f"--impl-cmd {config.getoption('impl_cmd')}: {error}") from None
     else:
         target = config.getoption("impl") or _DEFAULT_IMPLEMENTATION
-        implementation = InProcess(target, timeout=timeout)
+        implementation = InProcess(target, timeout=default_timeout(target) if timeout is None else timeout)
         try:
             implementation.resolve()
         except AdapterError as error:

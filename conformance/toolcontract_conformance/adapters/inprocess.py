@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import signal
 import threading
 import traceback
-from typing import Any
+from typing import Any, Final
 
 from toolcontract_conformance.exceptions import CannotStart, TimedOut
 from toolcontract_conformance.implementation import (
@@ -17,7 +18,16 @@ from toolcontract_conformance.implementation import (
     checked_outcome,
 )
 
-__all__ = ["InProcess", "resolve"]
+__all__ = ["BUNDLED_REFERENCE", "InProcess", "default_timeout", "resolve"]
+
+BUNDLED_REFERENCE: Final = "toolcontract_conformance.adapters.reference:implementation"
+"""The kit's bundled reference, as ``module:attr``."""
+
+
+def default_timeout(target: str) -> float | None:
+    """Seconds per scenario when none is given: 30, as for an adapter process, since a named implementation may
+    hang as one may; none for the bundled reference, which never hangs on a scenario (a deadline costs it)."""
+    return None if target == BUNDLED_REFERENCE else 30.0
 
 
 def resolve(target: str) -> Implementation:
@@ -59,8 +69,11 @@ class InProcess:
 
     Whatever the wrapped object raises while running a scenario, or any answer that is not an outcome,
     becomes an :class:`Errored` outcome with the traceback as context: it is never a pass. With ``timeout``
-    (seconds) each scenario runs in a worker thread; one that has not answered in time is *errored* and its
-    thread is abandoned (Python cannot kill a thread), so a hang costs one scenario, not the whole run.
+    (seconds) a scenario that has not answered in time is *errored* ``timed-out``, so a hang costs one
+    scenario, not the whole run. The deadline is kept by an alarm signal when the run is in the main thread
+    and nothing else holds ``SIGALRM`` (pytest-timeout's signal method does): the alarm interrupts the run
+    where it is, in the thread it runs in, and repeats each ``timeout`` for a run that swallows it. Otherwise
+    the scenario runs in a worker thread, abandoned at the deadline (Python cannot stop a thread).
     """
 
     def __init__(self, target: str | Implementation, *, timeout: float | None = None) -> None:
@@ -119,17 +132,71 @@ class InProcess:
     def _run_with_timeout(
         implementation: Implementation, seq: int, scenario: dict[str, Any], timeout: float
     ) -> Outcome:
-        answers: list[Outcome] = []
+        if _alarm_is_free():
+            return _run_under_alarm(implementation, seq, scenario, timeout)
+        return _run_on_worker(implementation, seq, scenario, timeout)
 
-        def work() -> None:
-            try:
-                answers.append(checked_outcome(implementation.run(seq, scenario)))
-            except Exception as error:
-                answers.append(Errored.raised(error))
 
-        worker = threading.Thread(target=work, name=f"toolcontract-scenario-{seq}", daemon=True)
-        worker.start()
-        worker.join(timeout)
-        if worker.is_alive() or not answers:
-            return Errored(TimedOut(f"run seq {seq}", timeout).context())
-        return answers[0]
+class _Expired(BaseException):
+    """Raised by the alarm into a run past its deadline: not an ``Exception``, so that the implementation's own
+    handlers let it through."""
+
+
+def _alarm_is_free() -> bool:
+    """Whether this run can keep its deadline with ``SIGALRM``: the main thread, and no handler of another."""
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    )
+
+
+def _timed_out(seq: int, timeout: float) -> Errored:
+    return Errored(TimedOut(f"run seq {seq}", timeout).context())
+
+
+def _run_under_alarm(implementation: Implementation, seq: int, scenario: dict[str, Any], timeout: float) -> Outcome:
+    """Run in this thread; the alarm raises :class:`_Expired` into a run still going at the deadline."""
+    running = True
+    expired = False
+
+    def expire(signum: int, frame: object) -> None:
+        nonlocal expired
+        if running:
+            expired = True
+            raise _Expired
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout, timeout)
+            outcome = checked_outcome(implementation.run(seq, scenario))
+        except Exception as error:
+            outcome = Errored.raised(error)
+        finally:
+            running = False
+    except _Expired:
+        outcome = _timed_out(seq, timeout)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # a run that caught the alarm's exception and answered after its deadline timed out all the same
+    return _timed_out(seq, timeout) if expired else outcome
+
+
+def _run_on_worker(implementation: Implementation, seq: int, scenario: dict[str, Any], timeout: float) -> Outcome:
+    """Run in a worker thread, abandoned when it has not answered at the deadline."""
+    answers: list[Outcome] = []
+
+    def work() -> None:
+        try:
+            answers.append(checked_outcome(implementation.run(seq, scenario)))
+        except Exception as error:
+            answers.append(Errored.raised(error))
+
+    worker = threading.Thread(target=work, name=f"toolcontract-scenario-{seq}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive() or not answers:
+        return _timed_out(seq, timeout)
+    return answers[0]
