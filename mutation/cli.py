@@ -220,6 +220,13 @@ def _print_suite(run: SuiteRun, echo: Callable[[str], None]) -> None:
         if entry.blind_spot is not None:
             spots[entry.blind_spot] = spots.get(entry.blind_spot, 0) + 1
     killed_equivalent = [o.name for o in run.outcomes if o.status == "killed" and _is_equivalent(run, o.name)]
+    # the triage speaks of what the scenarios leave: one they now kill needs its entry no more
+    killed_triaged = [
+        (entry.verdict, o.name)
+        for o in run.outcomes
+        if run.suite == "scenarios" and o.status == "killed" and (entry := run.triage.get(o.name)) is not None
+        and entry.verdict != "equivalent"
+    ]  # fmt: skip
     counts = ", ".join(f"{count} {verdict}" for verdict, count in verdicts.items()) or "none triaged"
     echo(f"not killed: {len(survivors)} ({counts}, {len(untriaged)} untriaged)")
     for spot in BLIND_SPOTS:
@@ -229,6 +236,8 @@ def _print_suite(run: SuiteRun, echo: Callable[[str], None]) -> None:
         echo(f"stale triage entries (their function changed; triage them again): {len(run.stale)}")
     for name in killed_equivalent:
         echo(f"  triaged equivalent, but killed (the triage is wrong): {name}")
+    for verdict, name in killed_triaged:
+        echo(f"  triaged {verdict!r}, but the scenarios kill it (remove the entry): {name}")
     for name in untriaged:
         echo(f"  untriaged: {name}")
 

@@ -84,9 +84,11 @@ def mutmut_settings(suite: Suite, modules: Sequence[str]) -> dict[str, Any]:
         "use_git_change_detection": False,
         "on_dependency_change": "ignore",
         "track_dependencies": False,
-        # a mutant whose tests take 5 times their unmutated time (plus 1 s) is a timeout: a loop that no longer
-        # ends is found in seconds, not minutes (mutmut's default is 15 times)
+        # a mutant whose tests take 5 times their unmutated time plus 15 s is a timeout (mutmut's default is 15
+        # times, plus 15 s). The 15 s stay above the scenario suite's own deadline of 10 s per scenario, so a
+        # scenario that hangs fails as timed out before mutmut ends the run; a slowed suite still times out.
         "timeout_multiplier": 5,
+        "timeout_constant": 3,
     }
 
 

@@ -383,3 +383,25 @@ def test_a_report_is_scored_again_with_the_current_triage(tmp_path: Path) -> Non
     assert ("100.0 %" if equivalent else "50.0 %") in text
     (tmp_path / "broken.json").write_text("{}", encoding="utf-8")
     assert main(["--rescore", str(tmp_path / "broken.json")], echo=printed.append) == 2
+
+
+def test_a_triaged_mutant_the_scenarios_now_kill_is_named_for_removal(tmp_path: Path) -> None:
+    from mutation.cli import main
+    from mutation.triage import load_triage
+
+    entry = next(entry for entry in load_triage().values() if entry.verdict != "equivalent")
+    outcome = {"name": entry.name, "status": "killed", "mutmut": "killed", "exitCode": 1, "seconds": 1.0,
+               "function": entry.function_hash}  # fmt: skip
+    module = entry.name.split(".")[1]
+    for suite, named in (("scenarios", True), ("unit", False)):
+        report = {
+            "commit": "abc", "date": "d", "seed": 1, "sample": 1, "mutants": 1, "sampleDigest": "x",
+            "modules": {module: {"mutants": 9, "sampled": 1}},
+            "suites": {suite: {"seconds": 60.0, "mutationSeconds": 30.0, "outcomes": [outcome]}},
+        }  # fmt: skip
+        path = tmp_path / f"{suite}.json"
+        path.write_text(json.dumps(report), encoding="utf-8")
+        printed: list[str] = []
+        assert main(["--rescore", str(path)], echo=printed.append) == 0
+        line = f"  triaged {entry.verdict!r}, but the scenarios kill it (remove the entry): {entry.name}"
+        assert (line in printed) is named
