@@ -238,6 +238,11 @@ def _print_suite(run: SuiteRun, echo: Callable[[str], None]) -> None:
         echo(f"  triaged equivalent, but killed (the triage is wrong): {name}")
     for verdict, name in killed_triaged:
         echo(f"  triaged {verdict!r}, but the scenarios kill it (remove the entry): {name}")
+    if run.suite == "unit":
+        for outcome in survivors:
+            entry = run.triage.get(outcome.name)
+            if entry is not None and entry.verdict == "unit test":
+                echo(f"  triaged to the unit tests, but they do not kill it (a unit test is missing): {outcome.name}")
     for name in untriaged:
         echo(f"  untriaged: {name}")
 

@@ -385,23 +385,43 @@ def test_a_report_is_scored_again_with_the_current_triage(tmp_path: Path) -> Non
     assert main(["--rescore", str(tmp_path / "broken.json")], echo=printed.append) == 2
 
 
-def test_a_triaged_mutant_the_scenarios_now_kill_is_named_for_removal(tmp_path: Path) -> None:
+def _rescored(tmp_path: Path, suite: str, outcome: dict[str, Any]) -> list[str]:
+    """What ``--rescore`` prints of a report of one suite that ran one mutant."""
     from mutation.cli import main
+
+    report = {
+        "commit": "abc", "date": "d", "seed": 1, "sample": 1, "mutants": 1, "sampleDigest": "x",
+        "modules": {outcome["name"].split(".")[1]: {"mutants": 9, "sampled": 1}},
+        "suites": {suite: {"seconds": 60.0, "mutationSeconds": 30.0, "outcomes": [outcome]}},
+    }  # fmt: skip
+    path = tmp_path / f"{suite}.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    printed: list[str] = []
+    assert main(["--rescore", str(path)], echo=printed.append) == 0
+    return printed
+
+
+def _reported(name: str, status: str, function: str) -> dict[str, Any]:
+    """One mutant's outcome as a report holds it."""
+    return {"name": name, "status": status, "mutmut": status, "exitCode": int(status == "killed"), "seconds": 1.0,
+            "function": function}  # fmt: skip
+
+
+def test_a_triaged_mutant_the_scenarios_now_kill_is_named_for_removal(tmp_path: Path) -> None:
     from mutation.triage import load_triage
 
     entry = next(entry for entry in load_triage().values() if entry.verdict != "equivalent")
-    outcome = {"name": entry.name, "status": "killed", "mutmut": "killed", "exitCode": 1, "seconds": 1.0,
-               "function": entry.function_hash}  # fmt: skip
-    module = entry.name.split(".")[1]
-    for suite, named in (("scenarios", True), ("unit", False)):
-        report = {
-            "commit": "abc", "date": "d", "seed": 1, "sample": 1, "mutants": 1, "sampleDigest": "x",
-            "modules": {module: {"mutants": 9, "sampled": 1}},
-            "suites": {suite: {"seconds": 60.0, "mutationSeconds": 30.0, "outcomes": [outcome]}},
-        }  # fmt: skip
-        path = tmp_path / f"{suite}.json"
-        path.write_text(json.dumps(report), encoding="utf-8")
-        printed: list[str] = []
-        assert main(["--rescore", str(path)], echo=printed.append) == 0
-        line = f"  triaged {entry.verdict!r}, but the scenarios kill it (remove the entry): {entry.name}"
-        assert (line in printed) is named
+    line = f"  triaged {entry.verdict!r}, but the scenarios kill it (remove the entry): {entry.name}"
+    killed = _reported(entry.name, "killed", entry.function_hash)
+    assert line in _rescored(tmp_path, "scenarios", killed)
+    assert line not in _rescored(tmp_path, "unit", killed)
+
+
+def test_a_mutant_triaged_to_the_unit_tests_that_they_do_not_kill_is_named(tmp_path: Path) -> None:
+    from mutation.triage import load_triage
+
+    entry = next(entry for entry in load_triage().values() if entry.verdict == "unit test")
+    line = f"  triaged to the unit tests, but they do not kill it (a unit test is missing): {entry.name}"
+    survived = _reported(entry.name, "survived", entry.function_hash)
+    assert line in _rescored(tmp_path, "unit", survived)
+    assert line not in _rescored(tmp_path, "scenarios", survived)
