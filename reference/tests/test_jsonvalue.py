@@ -576,3 +576,19 @@ def test_rejected_values_leave_no_objects_behind() -> None:
         _refused(lambda: snapshot_json(value))
     gc.collect()
     assert len(gc.get_objects()) - before < 1_000
+
+
+def test_a_key_that_is_neither_a_string_nor_an_integer_is_named_by_its_repr_or_its_type() -> None:
+    """The diagnostics name a built-in scalar key by its repr and any other key by its type alone (its own repr
+    is foreign code)."""
+    keys = {1.5: 1, b"k": 2, None: 3, 2j: 4, (1, 2): 5, frozenset(): 6}
+    assert [r.path for r in iter_rejections(keys)] == [
+        ("1.5",), ("b'k'",), ("None",), ("2j",), ("<tuple key>",), ("<frozenset key>",)
+    ]  # fmt: skip
+
+
+def test_an_indent_given_as_text_is_used_as_it_is_up_to_ten_characters() -> None:
+    """``JSON.stringify``'s gap: a string gap is taken as it is, cut to ten characters; an empty one is none."""
+    assert canonical_json([1, {"a": 2}], "ab") == '[\nab1,\nab{\nabab"a": 2\nab}\n]'
+    assert canonical_json([1], "x" * 20) == "[\n" + "x" * 10 + "1\n]"
+    assert canonical_json([1], "") == "[1]"

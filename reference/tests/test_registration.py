@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import fields
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -285,3 +287,13 @@ def test_content_fixture_style_tool_value_is_content() -> None:
     result = call(registry, "blocks")
     assert not result.is_error
     assert result.value == blocks and result.content == blocks
+
+
+def test_a_definition_without_a_timeout_member_registers_as_one_without_a_timeout() -> None:
+    """The registry reads a definition by its members: one that has no ``timeout_ms`` at all has no budget."""
+    full = echo_tool()
+    duck = SimpleNamespace(**{field.name: getattr(full, field.name) for field in fields(full)})
+    del duck.timeout_ms
+    registry = Registry()
+    registry.register(duck)  # type: ignore[arg-type]
+    assert call(registry, "echo", {"text": "hi"}).content == [{"type": "text", "text": "render:hi"}]

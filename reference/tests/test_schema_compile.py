@@ -120,3 +120,17 @@ def test_the_cache_holds_a_bounded_length_of_text() -> None:
     assert cache.get(["z" * 500], compile_) == 6  # longer than the whole budget, and still kept
     assert cache.get(["z" * 500], compile_) == 6
     assert cache.get(small, compile_) == 7
+
+
+@pytest.mark.parametrize(
+    ("schema", "violation"),
+    [
+        ({"type": "strng"}, "output.type must be one of object/array/string/number/integer/boolean/null"),
+        ({"type": "number", "enum": [math.nan]}, "output.enum"),
+    ],
+    ids=["lossless", "not-lossless"],
+)
+def test_the_supported_copy_names_the_path_it_is_given(schema: Any, violation: str) -> None:
+    with pytest.raises(JsonSchemaError) as raised:
+        supported_copy(schema, "output")
+    assert raised.value.violations[0].startswith(violation)

@@ -525,3 +525,14 @@ def test_validator_is_reusable_and_public() -> None:
     validator = compile_validator({"type": "string"})
     assert isinstance(validator, Validator)
     assert [validator.is_valid(v) for v in ("a", 1, "b")] == [True, False, True]
+
+
+def test_a_hostile_key_below_an_object_makes_its_findings_not_lossless_unread() -> None:
+    """digest 1.31 for a value expected to be invalid: a member whose key is not a string, whose comparison with
+    the key looked up would raise, is refused before it is read; the value is not lossless JSON, so there are no
+    violations to report for it."""
+    inner = {"type": "object", "properties": {"a": {}}, "required": ["a"]}
+    validator = compile_validator({"type": "object", "properties": {"a": inner}})
+    value = {"a": {RaisingKey(): 1}}
+    assert validator.violations(value) == ['"value.a" must be a lossless JSON value']
+    assert validator.violations_if_lossless(value) is None

@@ -823,3 +823,80 @@ def test_absent_and_none_differ() -> None:
     """decisions.md 6a: a result without meta and one with null meta are told apart by the event data."""
     assert "meta" not in tool_result_data(1, 1, "c", ToolSuccess(1, [], ABSENT), "m")
     assert tool_result_data(1, 1, "c", ToolSuccess(1, [], None), "m")["meta"] is None
+
+
+_DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes to the iterative one
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (
+            b'{"seq":2,"type":"tool/call","data":{"turn":1,"step":1,"callId":"","name":"t","arguments":"{}"}}',
+            '"tool/call" needs a non-empty callId and a name',
+        ),
+        (
+            b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"r","parentCallId":"r",'
+            b'"subCallId":"s","name":"t"}}',
+            '"tool/code-dispatch-start" needs a name and arguments',
+        ),
+        (
+            b'{"seq":2,"type":"x","data":{"a":' + b"[" * _DEEP + b"?" + b"]" * _DEEP + b"}}",
+            f"not valid JSON (unexpected character at {32 + _DEEP})",
+        ),
+    ],
+    ids=["call-without-id", "dispatch-without-arguments", "deep-line-unexpected-character"],
+)
+def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes, reason: str) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 1)
+    path.write_bytes(lines[0] + bad + b"\n")
+    with pytest.raises(MalformedLogError) as raised:
+        replay(path)
+    assert raised.value.reason == reason
+
+
+def test_a_deep_line_with_a_raw_control_character_in_a_string_is_refused(tmp_path: Path) -> None:
+    """The iterative parser is as strict as the standard one: a control character inside a string is escaped."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 1)
+    deep = b"[" * _DEEP + b'"a\tb"' + b"]" * _DEEP
+    path.write_bytes(lines[0] + b'{"seq":2,"type":"x","data":{"a":' + deep + b"}}\n")
+    with pytest.raises(MalformedLogError) as raised:
+        replay(path)
+    assert raised.value.reason.startswith("not valid JSON (Invalid control character")
+
+
+class _FailingWrites:
+    """A log file whose writes fail, as on a full disk."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+
+    def write(self, data: bytes) -> int:
+        raise OSError("no space left on device")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.file, name)
+
+
+def test_an_append_after_a_failed_write_is_refused_and_says_why(tmp_path: Path) -> None:
+    """A failed write may have left part of a line on disk: the log accepts nothing after it."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        file = log._file
+        log._file = _FailingWrites(file)  # type: ignore[assignment]
+        with pytest.raises(OSError, match=r"^no space left on device$"):
+            log.append("note/custom", {})
+        log._file = file  # the disk has room again: the log still refuses
+        with pytest.raises(OSError) as raised:
+            log.append("note/custom", {})
+    assert str(raised.value) == f"the session log {path} failed an earlier write and accepts no more events"
+    assert path.read_bytes() == b""
+
+
+@pytest.mark.parametrize("event_type", ["", 5])
+def test_an_event_type_that_is_not_a_non_empty_string_is_refused(tmp_path: Path, event_type: Any) -> None:
+    with SessionLog.open(tmp_path / "s.jsonl") as log, pytest.raises(InvalidEventError) as raised:
+        log.append(event_type, {})
+    assert str(raised.value) == "an event type must be a non-empty string"
