@@ -126,11 +126,11 @@ def test_the_cache_holds_a_bounded_length_of_text() -> None:
     ("schema", "violation"),
     [
         ({"type": "strng"}, "output.type must be one of object/array/string/number/integer/boolean/null"),
-        ({"type": "number", "enum": [math.nan]}, "output.enum"),
+        ({"type": "number", "enum": [math.nan]}, "output.enum must be a non-empty array of number values"),
     ],
     ids=["lossless", "not-lossless"],
 )
 def test_the_supported_copy_names_the_path_it_is_given(schema: Any, violation: str) -> None:
     with pytest.raises(JsonSchemaError) as raised:
         supported_copy(schema, "output")
-    assert raised.value.violations[0].startswith(violation)
+    assert list(raised.value.violations) == [violation]

@@ -864,7 +864,8 @@ def test_a_deep_line_with_a_raw_control_character_in_a_string_is_refused(tmp_pat
     path.write_bytes(lines[0] + b'{"seq":2,"type":"x","data":{"a":' + deep + b"}}\n")
     with pytest.raises(MalformedLogError) as raised:
         replay(path)
-    assert raised.value.reason.startswith("not valid JSON (Invalid control character")
+    tab = len('{"seq":2,"type":"x","data":{"a":') + _DEEP + 2  # where the tab is in the line
+    assert raised.value.reason == f"not valid JSON (Invalid control character at: line 1 column {tab + 1} (char {tab}))"
 
 
 class _FailingWrites:
