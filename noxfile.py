@@ -22,7 +22,7 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 #: The two distributions, each with its own pyproject.toml, installed editable by every session that runs them.
 DISTRIBUTIONS = ["reference", "conformance"]
 EDITABLE = [argument for folder in DISTRIBUTIONS for argument in ("-e", folder)]
-PACKAGES = ["reference/toolcontract", "conformance/toolcontract_conformance"]
+PACKAGES = ["reference/toolcanon", "conformance/toolcanon_conformance"]
 
 #: The tool versions the code is clean with; a newer one is taken on purpose, with the fixes it asks for.
 RUFF = "ruff==0.17.6"
@@ -103,7 +103,7 @@ def tests_thorough(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """Register a tool, execute it, print its value, content and failures, and the command replaying its log."""
     _install(session)
-    session.run("python", "-m", "toolcontract.demo", *session.posargs)
+    session.run("python", "-m", "toolcanon.demo", *session.posargs)
 
 
 @nox.session
@@ -137,10 +137,10 @@ def conformance(session: nox.Session) -> None:
     _install(session)
     reports = Path(session.create_tmp())
     in_process, subprocess = reports / "in-process.json", reports / "subprocess.json"
-    session.run("toolcontract", "check", "--report", str(in_process), *session.posargs)
-    adapter = "python -m toolcontract_conformance.adapters.reference"
+    session.run("toolcanon", "check", "--report", str(in_process), *session.posargs)
+    adapter = "python -m toolcanon_conformance.adapters.reference"
     session.run(
-        "toolcontract",
+        "toolcanon",
         "check",
         "--impl-cmd",
         adapter,
@@ -168,22 +168,22 @@ def docs(session: nox.Session) -> None:
     session.run("python", "tools/check_docs.py")
 
 
-#: Run by ``nox -s wheels`` in a venv holding the reference wheel alone: every module of ``toolcontract``
+#: Run by ``nox -s wheels`` in a venv holding the reference wheel alone: every module of ``toolcanon``
 #: imports, and none of them brings in a module from outside the standard library.
 _STANDALONE_CHECK = """
 import importlib, importlib.util, pkgutil, sys
 before = set(sys.modules)  # what the interpreter and its site hooks loaded first
-import toolcontract
-for module in pkgutil.walk_packages(toolcontract.__path__, "toolcontract."):
+import toolcanon
+for module in pkgutil.walk_packages(toolcanon.__path__, "toolcanon."):
     importlib.import_module(module.name)
 outside = sorted(
     name for name in set(sys.modules) - before
-    if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "toolcontract"
+    if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "toolcanon"
 )
 assert not outside, f"the reference imports modules from outside the standard library: {outside}"
-for name in ("toolcontract_conformance", "jsonschema", "hypothesis", "pytest"):
+for name in ("toolcanon_conformance", "jsonschema", "hypothesis", "pytest"):
     assert importlib.util.find_spec(name) is None, f"{name} is installed beside the reference wheel"
-print(f"toolcontract {toolcontract.__version__}: every module imports, with the standard library only")
+print(f"toolcanon {toolcanon.__version__}: every module imports, with the standard library only")
 """
 
 
@@ -206,7 +206,7 @@ def wheels(session: nox.Session) -> None:
     for folder in DISTRIBUTIONS:
         session.run("python", "-m", "build", "--outdir", str(dist), folder)
     reference_wheel, kit_wheel = (
-        str(next(dist.glob(f"{name}-*.whl"))) for name in ("toolcontract", "toolcontract_conformance")
+        str(next(dist.glob(f"{name}-*.whl"))) for name in ("toolcanon", "toolcanon_conformance")
     )
     outside = tmp / "outside"  # a folder that is no checkout: the installed kit must find its own data
     shutil.rmtree(outside, ignore_errors=True)
@@ -215,9 +215,9 @@ def wheels(session: nox.Session) -> None:
     kit = _fresh_venv(session, tmp / "kit-venv")
     session.run(str(kit / "python"), "-m", "pip", "install", "--quiet", reference_wheel, kit_wheel, external=True)
     with session.chdir(outside):
-        session.run(str(kit / "toolcontract"), "check", external=True)
-        session.run(str(kit / "toolcontract"), "cases", "--rule", "R-POST-4", external=True)
-        session.run(str(kit / "pytest"), "--pyargs", "toolcontract_conformance", "-q", "-p", "no:cacheprovider",
+        session.run(str(kit / "toolcanon"), "check", external=True)
+        session.run(str(kit / "toolcanon"), "cases", "--rule", "R-POST-4", external=True)
+        session.run(str(kit / "pytest"), "--pyargs", "toolcanon_conformance", "-q", "-p", "no:cacheprovider",
                     external=True)  # fmt: skip
 
     alone = _fresh_venv(session, tmp / "reference-venv")
@@ -226,7 +226,7 @@ def wheels(session: nox.Session) -> None:
         check = tmp / "standalone_check.py"
         check.write_text(_STANDALONE_CHECK, encoding="utf-8")
         session.run(str(alone / "python"), str(check), external=True)
-        session.run(str(alone / "python"), "-m", "toolcontract.demo", str(outside / "demo.jsonl"), external=True)
+        session.run(str(alone / "python"), "-m", "toolcanon.demo", str(outside / "demo.jsonl"), external=True)
     session.log(f"built and checked: {', '.join(sorted(path.name for path in dist.iterdir()))}")
 
 
@@ -262,16 +262,16 @@ def upstream(session: nox.Session) -> None:
     """Check the original TypeScript implementation against its strict baseline, beside the reference.
 
     One run judges both (the baseline pairs with the original, the implementation before it) and writes their
-    side-by-side report; ``-- ARGS`` are passed to ``toolcontract check`` (``-k``, ``--rule``, …).
+    side-by-side report; ``-- ARGS`` are passed to ``toolcanon check`` (``-k``, ``--rule``, …).
     """
     _node_modules(session)
     _install(session)
     report = Path(session.create_tmp()) / "upstream.html"
     session.run(
-        "toolcontract",
+        "toolcanon",
         "check",
         "--impl",
-        "toolcontract_conformance.adapters.reference:implementation",
+        "toolcanon_conformance.adapters.reference:implementation",
         "--impl-cmd",
         UPSTREAM_ADAPTER,
         "--baseline",
@@ -310,7 +310,7 @@ def mutation(session: nox.Session) -> None:
     is installed without its dependency on the reference, which the tests find only as mutmut's mutated copy.
     """
     kit = nox.project.load_toml("conformance/pyproject.toml")["project"]["dependencies"]
-    requirements = [r for r in kit if re.split(r"[^A-Za-z0-9._-]", r, maxsplit=1)[0].lower() != "toolcontract"]
+    requirements = [r for r in kit if re.split(r"[^A-Za-z0-9._-]", r, maxsplit=1)[0].lower() != "toolcanon"]
     session.install(MUTMUT, *requirements, *nox.project.dependency_groups(PYPROJECT, "test"))
     session.install("--no-deps", "-e", "conformance")
     out = Path(session.create_tmp()) / "mutation"

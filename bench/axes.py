@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from data import generate, schema
 
-from toolcontract import Call, Output, Registry, ToolDefinition, define_tool
+from toolcanon import Call, Output, Registry, ToolDefinition, define_tool
 
 ARGUMENT_DEPTHS: Final = (10_000, 100_000)
 CHAIN_DEPTHS: Final = (5_000, 40_000)

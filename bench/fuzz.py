@@ -5,11 +5,11 @@ Two measurements, each the median of several runs on the same scenarios (a deran
 
 - the differential check (``properties.check_differential``) of the bundled reference against itself, with
   the fuzz command's hypothesis settings, the scenarios drawn by ``strategies.scenarios()``;
-- ``toolcontract fuzz`` itself (``fuzz_cli.fuzz``: the differential check and the invariants, the session
+- ``toolcanon fuzz`` itself (``fuzz_cli.fuzz``: the differential check and the invariants, the session
   logs in the command's scratch folder), when the installed kit has it.
 
 Each runs with the reference in-process (``InProcess``) and through its protocol adapter
-(``python -m toolcontract_conformance.adapters.reference``). The drawing share is the wall time spent inside
+(``python -m toolcanon_conformance.adapters.reference``). The drawing share is the wall time spent inside
 the scenario strategy over the wall time of the run. ``python bench/fuzz.py`` prints the table alone;
 ``bench/run.py --only fuzz`` prints it as one section of the benchmarks.
 """
@@ -29,11 +29,11 @@ from hypothesis import strategies as st
 
 Row = tuple[str, float, str]
 
-REFERENCE = "toolcontract_conformance.adapters.reference:implementation"
+REFERENCE = "toolcanon_conformance.adapters.reference:implementation"
 
 
 def _adapter_command() -> str:
-    return f"{sys.executable} -m toolcontract_conformance.adapters.reference"
+    return f"{sys.executable} -m toolcanon_conformance.adapters.reference"
 
 
 def _timed(strategy: st.SearchStrategy[Any], spent: list[float]) -> st.SearchStrategy[Any]:
@@ -63,8 +63,8 @@ def _settings(examples: int) -> Settings:
 
 def differential(make: Callable[[], Any], examples: int) -> tuple[float, float]:
     """Seconds for ``examples`` scenarios of the differential check, and the seconds spent drawing them."""
-    from toolcontract_conformance.properties import check_differential
-    from toolcontract_conformance.strategies import scenarios
+    from toolcanon_conformance.properties import check_differential
+    from toolcanon_conformance.strategies import scenarios
 
     spent = [0.0]
     started = time.perf_counter()
@@ -73,10 +73,10 @@ def differential(make: Callable[[], Any], examples: int) -> tuple[float, float]:
 
 
 def command(make: Callable[[], Any], examples: int, concurrent: bool) -> tuple[float, float]:
-    """Seconds for ``examples`` scenarios of ``toolcontract fuzz --seed 1`` (its session logs in its scratch
+    """Seconds for ``examples`` scenarios of ``toolcanon fuzz --seed 1`` (its session logs in its scratch
     folder, as the command puts them), and the seconds spent drawing."""
-    from toolcontract_conformance.fuzz_cli import fuzz, scratch_directory
-    from toolcontract_conformance.properties import ImplementationPair
+    from toolcanon_conformance.fuzz_cli import fuzz, scratch_directory
+    from toolcanon_conformance.properties import ImplementationPair
 
     with scratch_directory():
         run = fuzz(ImplementationPair(make(), concurrent=concurrent), examples=examples, seed_value=1)
@@ -93,8 +93,8 @@ def _medians(measure: Callable[[], tuple[float, float]], runs: int) -> tuple[flo
 
 def rows(runs: int, examples: int) -> list[Row]:
     """The section's rows: for each way, the median seconds of a run, its scenarios/s and drawing share."""
-    from toolcontract_conformance.adapters.inprocess import InProcess
-    from toolcontract_conformance.adapters.subprocess import Subprocess
+    from toolcanon_conformance.adapters.inprocess import InProcess
+    from toolcanon_conformance.adapters.subprocess import Subprocess
 
     def in_process() -> Any:
         return InProcess(REFERENCE)
@@ -107,13 +107,13 @@ def rows(runs: int, examples: int) -> list[Row]:
         ("differential check, subprocess adapter", lambda: differential(subprocess, examples)),
     ]
     try:
-        import toolcontract_conformance.fuzz_cli  # noqa: F401
+        import toolcanon_conformance.fuzz_cli  # noqa: F401
     except ImportError:
         pass
     else:
         ways += [
-            ("toolcontract fuzz, in-process", lambda: command(in_process, examples, False)),
-            ("toolcontract fuzz, subprocess adapter", lambda: command(subprocess, examples, True)),
+            ("toolcanon fuzz, in-process", lambda: command(in_process, examples, False)),
+            ("toolcanon fuzz, subprocess adapter", lambda: command(subprocess, examples, True)),
         ]
     table: list[Row] = []
     for label, measure in ways:

@@ -37,7 +37,7 @@ def unavailable() -> str | None:
 def measure(runs: int, calls: int) -> tuple[str, Figures]:
     """Node's version and the original's figures; the benchmark value is handed over as its exact bytes."""
     value_text = json.dumps(generate(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    with tempfile.TemporaryDirectory(prefix="toolcontract-bench-") as directory:
+    with tempfile.TemporaryDirectory(prefix="toolcanon-bench-") as directory:
         value_path = Path(directory) / "value.json"
         value_path.write_bytes(value_text)
         (Path(directory) / "schema.json").write_text(json.dumps(schema()), encoding="utf-8")

@@ -28,11 +28,11 @@ import axes
 import original
 from data import RECORDS, SHA256, generate, schema, sha256_of
 
-from toolcontract import Call, Output, Registry, ToolDefinition
-from toolcontract.decisions import Accept, Allow
-from toolcontract.jsonvalue import canonical_json, snapshot_json
-from toolcontract.result import DispatchToken
-from toolcontract.schema import compile_validator
+from toolcanon import Call, Output, Registry, ToolDefinition
+from toolcanon.decisions import Accept, Allow
+from toolcanon.jsonvalue import canonical_json, snapshot_json
+from toolcanon.result import DispatchToken
+from toolcanon.schema import compile_validator
 
 Row = tuple[str, float, str]
 
@@ -341,7 +341,7 @@ def format_comparison(title: str, rows: list[ComparisonRow]) -> str:
 
 def judge_million_keys(runs: int) -> Row:
     """Judging a transcript of a million keys that differs from its golden at the last one (linear: the target)."""
-    from toolcontract_conformance.runner import judge
+    from toolcanon_conformance.runner import judge
 
     keys = 1_000_000
     members = ",".join(f'"c{index}":{index}' for index in range(keys))
@@ -353,15 +353,15 @@ def judge_million_keys(runs: int) -> Row:
 
 def suite(runs: int) -> list[Row]:
     """Scenarios per second through the kit's runner, in-process and through the subprocess adapter."""
-    from toolcontract_conformance.adapters.inprocess import InProcess
-    from toolcontract_conformance.adapters.subprocess import Subprocess
-    from toolcontract_conformance.locations import goldens_dir
-    from toolcontract_conformance.runner import golden_directory, run_suite
-    from toolcontract_conformance.scenario import load_scenarios
+    from toolcanon_conformance.adapters.inprocess import InProcess
+    from toolcanon_conformance.adapters.subprocess import Subprocess
+    from toolcanon_conformance.locations import goldens_dir
+    from toolcanon_conformance.runner import golden_directory, run_suite
+    from toolcanon_conformance.scenario import load_scenarios
 
     scenarios = [scenario.data for scenario in load_scenarios()]
     goldens = golden_directory(goldens_dir())
-    command = f"{sys.executable} -m toolcontract_conformance.adapters.reference"
+    command = f"{sys.executable} -m toolcanon_conformance.adapters.reference"
 
     def run(make: Callable[[], Any]) -> Any:
         result = run_suite(make(), scenarios, goldens)
@@ -376,7 +376,7 @@ def suite(runs: int) -> list[Row]:
         adapter.stop()
 
     in_process = median_time(
-        lambda: run(lambda: InProcess("toolcontract_conformance.adapters.reference:implementation")), runs
+        lambda: run(lambda: InProcess("toolcanon_conformance.adapters.reference:implementation")), runs
     )
     subprocess = median_time(lambda: run(lambda: Subprocess(command)), runs)
     start_up = median_time(start_and_stop, runs)
@@ -422,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     calls = 5_000 if options.quick else 20_000
     sections = options.only or SECTIONS
     print(
-        f"# toolcontract benchmarks — {platform.python_implementation()} {platform.python_version()}, "
+        f"# toolcanon benchmarks — {platform.python_implementation()} {platform.python_version()}, "
         f"{platform.machine()}, {time.strftime('%Y-%m-%d')}\n"
     )
     for section in sections:

@@ -1,8 +1,8 @@
 """Build hook: the kit's data folders, which live at the repository root, travel inside its wheel and sdist.
 
-From a checkout, ``../fixtures`` and ``../snapshots`` are force-included as ``toolcontract_conformance/_data/``
+From a checkout, ``../fixtures`` and ``../snapshots`` are force-included as ``toolcanon_conformance/_data/``
 (in the sdist at the same place, so a wheel built from the sdist carries them as ordinary package files). An
-editable install takes nothing: ``toolcontract_conformance.locations`` finds the folders at the repository root.
+editable install takes nothing: ``toolcanon_conformance.locations`` finds the folders at the repository root.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hatchling.builders.config import BuilderConfig
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 DATA_FOLDERS = ("fixtures", "snapshots")
-PACKAGE_DATA = "toolcontract_conformance/_data"
+PACKAGE_DATA = "toolcanon_conformance/_data"
 
 
 class DataFoldersHook(BuildHookInterface[BuilderConfig]):
@@ -23,7 +23,7 @@ class DataFoldersHook(BuildHookInterface[BuilderConfig]):
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        """Map each data folder to ``toolcontract_conformance/_data/<folder>`` in the artifact."""
+        """Map each data folder to ``toolcanon_conformance/_data/<folder>`` in the artifact."""
         if version == "editable":
             return
         root = Path(self.root)

@@ -1,7 +1,7 @@
-"""Fuzz target ``canonical``: the canonical JSON writer (``toolcontract.jsonvalue.canonical_json``).
+"""Fuzz target ``canonical``: the canonical JSON writer (``toolcanon.jsonvalue.canonical_json``).
 
 The first input byte picks the indent, the rest is a program of :mod:`fuzz.values`. The writer must write
-exactly the lossless values and raise :class:`~toolcontract.jsonvalue.NotLosslessJson` for every other one;
+exactly the lossless values and raise :class:`~toolcanon.jsonvalue.NotLosslessJson` for every other one;
 what it writes (with a whitespace indent) must parse back (``JSON.parse`` style) to a value it writes to the
 same compact text.
 """
@@ -15,7 +15,7 @@ from typing import Any, Final
 from fuzz import seeds
 from fuzz.target import ACCEPTED, PropertyViolation, Target, rejected
 from fuzz.values import build_value, encode_json
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, canonical_json, is_lossless_json
+from toolcanon.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, canonical_json, is_lossless_json
 
 __all__ = ["TARGET", "check"]
 
@@ -91,7 +91,7 @@ def _seeds() -> Iterator[bytes]:
 
 TARGET = Target(
     name="canonical",
-    summary="toolcontract.jsonvalue.canonical_json of arbitrary Python objects, any indent",
+    summary="toolcanon.jsonvalue.canonical_json of arbitrary Python objects, any indent",
     check=check,
     seeds=_seeds,
 )

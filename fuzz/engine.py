@@ -44,10 +44,10 @@ __all__ = [
 ]
 
 #: The packages whose code is instrumented, and where a crash is located.
-PROJECT_PACKAGES: Final = ("toolcontract", "toolcontract_conformance")
+PROJECT_PACKAGES: Final = ("toolcanon", "toolcanon_conformance")
 _PROJECT_DIRS: Final = (
-    f"{os.sep}toolcontract{os.sep}",
-    f"{os.sep}toolcontract_conformance{os.sep}",
+    f"{os.sep}toolcanon{os.sep}",
+    f"{os.sep}toolcanon_conformance{os.sep}",
 )
 _RESULT_EVERY: Final = 1.0  # seconds between two writes of result.json while fuzzing
 _MIN_MAX_LEN: Final = 16384  # room for nesting a thousand levels deep in JSON text

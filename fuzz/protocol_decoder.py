@@ -1,4 +1,4 @@
-"""Fuzz target ``protocol``: the kit's reading of an adapter's answer line (``toolcontract_conformance.protocol``).
+"""Fuzz target ``protocol``: the kit's reading of an adapter's answer line (``toolcanon_conformance.protocol``).
 
 The input is one line as the subprocess adapter receives it (bytes, decoded with replacement, line ending
 stripped). ``decode_line`` must return an object or raise :class:`InvalidResponse`; ``parse_start_response``
@@ -16,9 +16,9 @@ from typing import Any
 from fuzz import seeds
 from fuzz.mutation import JSON_TOKENS
 from fuzz.target import ACCEPTED, PropertyViolation, Target, rejected
-from toolcontract_conformance import protocol
-from toolcontract_conformance.exceptions import AdapterError, InvalidResponse, VersionMismatch
-from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Skipped, checked_outcome
+from toolcanon_conformance import protocol
+from toolcanon_conformance.exceptions import AdapterError, InvalidResponse, VersionMismatch
+from toolcanon_conformance.implementation import Errored, ImplementationInfo, Outcome, Skipped, checked_outcome
 
 __all__ = ["TARGET", "check"]
 
@@ -79,7 +79,7 @@ def check(data: bytes) -> str:
 
 
 def _answers() -> Iterator[dict[str, Any]]:
-    info = ImplementationInfo("toolcontract", "python", "0.1.0", ("sessions", "mcp"), "https://example.org", "x")
+    info = ImplementationInfo("toolcanon", "python", "0.1.0", ("sessions", "mcp"), "https://example.org", "x")
     yield {"version": protocol.PROTOCOL_VERSION, "implementation": protocol.info_to_wire(info)}
     yield {"version": 2, "implementation": protocol.info_to_wire(info)}
     for seq, text in enumerate(seeds.golden_texts()[:40]):
@@ -96,7 +96,7 @@ def _seeds() -> Iterator[bytes]:
 
 TARGET = Target(
     name="protocol",
-    summary="toolcontract_conformance.protocol.decode_line and parse_*_response on a fuzzed answer line",
+    summary="toolcanon_conformance.protocol.decode_line and parse_*_response on a fuzzed answer line",
     check=check,
     seeds=_seeds,
     tokens=JSON_TOKENS,

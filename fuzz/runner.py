@@ -186,7 +186,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path(tempfile.gettempdir()) / "toolcontract-fuzz",
+        default=Path(tempfile.gettempdir()) / "toolcanon-fuzz",
         help="where corpora, reproducers and logs go",
     )
     parser.add_argument("--list", action="store_true", help="list the targets and exit")

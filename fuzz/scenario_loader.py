@@ -1,4 +1,4 @@
-"""Fuzz target ``scenario``: loading a scenario file (``toolcontract_conformance.scenario``).
+"""Fuzz target ``scenario``: loading a scenario file (``toolcanon_conformance.scenario``).
 
 The input is the bytes of one ``*.json`` file in an otherwise empty directory. ``load_scenarios`` must return
 the scenario or raise :class:`ScenarioError`; a scenario it accepts must validate again from its parsed data,
@@ -15,7 +15,7 @@ from typing import Final
 from fuzz import seeds
 from fuzz.mutation import JSON_TOKENS
 from fuzz.target import ACCEPTED, PropertyViolation, Target, rejected
-from toolcontract_conformance.scenario import ScenarioError, iter_exotic_tags, load_scenarios, scenario_from_data
+from toolcanon_conformance.scenario import ScenarioError, iter_exotic_tags, load_scenarios, scenario_from_data
 
 __all__ = ["TARGET", "check"]
 
@@ -24,7 +24,7 @@ _SCRATCH: Final = "/dev/shm" if Path("/dev/shm").is_dir() else None
 
 def check(data: bytes) -> str:
     """Load a directory holding one scenario file made of ``data``."""
-    with tempfile.TemporaryDirectory(prefix="toolcontract-fuzz-", dir=_SCRATCH) as name:
+    with tempfile.TemporaryDirectory(prefix="toolcanon-fuzz-", dir=_SCRATCH) as name:
         folder = Path(name)
         (folder / "a.json").write_bytes(data)
         try:
@@ -55,7 +55,7 @@ def _seeds() -> Iterator[bytes]:
 
 TARGET = Target(
     name="scenario",
-    summary="toolcontract_conformance.scenario.load_scenarios on a directory holding one fuzzed file",
+    summary="toolcanon_conformance.scenario.load_scenarios on a directory holding one fuzzed file",
     check=check,
     seeds=_seeds,
     tokens=JSON_TOKENS,

@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from toolcontract.session import parse_model_arguments
+from toolcanon.session import parse_model_arguments
 
 __all__ = [
     "ROOT",

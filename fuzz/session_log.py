@@ -1,7 +1,7 @@
-"""Fuzz target ``session-log``: reading, replaying and reopening a session log (``toolcontract.session``).
+"""Fuzz target ``session-log``: reading, replaying and reopening a session log (``toolcanon.session``).
 
 The input is the log file's bytes. ``replay`` must return the events or raise
-:class:`~toolcontract.session.MalformedLogError`; ``SessionLog.open`` must agree with it (refusing the same
+:class:`~toolcanon.session.MalformedLogError`; ``SessionLog.open`` must agree with it (refusing the same
 logs, cutting off exactly the torn last line ``replay`` reported, then appending after the last event), and
 ``parse_model_arguments`` must never raise on the same bytes read as text.
 """
@@ -16,8 +16,8 @@ from typing import Final
 from fuzz import seeds
 from fuzz.mutation import JSON_TOKENS
 from fuzz.target import ACCEPTED, PropertyViolation, Target, rejected
-from toolcontract.jsonvalue import canonical_json
-from toolcontract.session import MalformedLogError, Replay, SessionLog, parse_model_arguments, replay
+from toolcanon.jsonvalue import canonical_json
+from toolcanon.session import MalformedLogError, Replay, SessionLog, parse_model_arguments, replay
 
 __all__ = ["TARGET", "check"]
 
@@ -58,7 +58,7 @@ def _check_replayed(path: Path, data: bytes, replayed: Replay) -> None:
 def check(data: bytes) -> str:
     """Replay a log made of ``data``, reopen it for appending, and parse ``data`` as model arguments."""
     parse_model_arguments(data.decode("utf-8", "surrogateescape"))  # undecodable bytes become lone surrogates
-    with tempfile.TemporaryDirectory(prefix="toolcontract-fuzz-", dir=_SCRATCH) as folder:
+    with tempfile.TemporaryDirectory(prefix="toolcanon-fuzz-", dir=_SCRATCH) as folder:
         path = Path(folder) / "session.jsonl"
         path.write_bytes(data)
         try:
@@ -93,7 +93,7 @@ def _seeds() -> Iterator[bytes]:
 
 TARGET = Target(
     name="session-log",
-    summary="toolcontract.session.replay and SessionLog.open on a log file of fuzz bytes",
+    summary="toolcanon.session.replay and SessionLog.open on a log file of fuzz bytes",
     check=check,
     seeds=_seeds,
     tokens=JSON_TOKENS,

@@ -1,7 +1,7 @@
-"""Fuzz target ``snapshot``: the lossless snapshot of arbitrary Python objects (``toolcontract.jsonvalue``).
+"""Fuzz target ``snapshot``: the lossless snapshot of arbitrary Python objects (``toolcanon.jsonvalue``).
 
 The input is a program of :mod:`fuzz.values`. ``snapshot_json`` must either return a frozen copy or raise
-:class:`~toolcontract.jsonvalue.NotLosslessJson` naming at least one place; ``is_lossless_json`` and
+:class:`~toolcanon.jsonvalue.NotLosslessJson` naming at least one place; ``is_lossless_json`` and
 ``iter_rejections`` must agree with it, and a copy must be deeply frozen and snapshot to an equal copy of itself.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 from fuzz import seeds
 from fuzz.target import ACCEPTED, PropertyViolation, Target, rejected
 from fuzz.values import build_value, encode_json
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import NotLosslessJson, canonical_json, is_lossless_json, iter_rejections, snapshot_json
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.jsonvalue import NotLosslessJson, canonical_json, is_lossless_json, iter_rejections, snapshot_json
 
 __all__ = ["TARGET", "check"]
 
@@ -72,7 +72,7 @@ def _seeds() -> Iterator[bytes]:
 
 TARGET = Target(
     name="snapshot",
-    summary="toolcontract.jsonvalue.snapshot_json of arbitrary Python objects",
+    summary="toolcanon.jsonvalue.snapshot_json of arbitrary Python objects",
     check=check,
     seeds=_seeds,
 )

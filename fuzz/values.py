@@ -18,7 +18,7 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any, Final, NoReturn
 
-from toolcontract.frozen import FrozenDict, FrozenList
+from toolcanon.frozen import FrozenDict, FrozenList
 
 __all__ = ["ByteReader", "build_value", "encode_json"]
 

@@ -52,7 +52,7 @@ def parse_arguments(arguments: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the draw's seed (default 1)")
     parser.add_argument("--suite", choices=[*SUITES, "both"], default="both", help="which tests (default both)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, metavar="N", help="mutants run at once")
-    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "toolcontract-mutation")
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "toolcanon-mutation")
     parser.add_argument("--rescore", type=Path, metavar="REPORT", help="a report's tables with the current triage")
     return parser.parse_args(arguments)
 
@@ -97,9 +97,9 @@ def main(arguments: Sequence[str] | None = None, echo: Callable[[str], None] = p
 
 
 def _measure(options: argparse.Namespace, echo: Callable[[str], None]) -> int:
-    if importlib.util.find_spec("toolcontract") is not None:
+    if importlib.util.find_spec("toolcanon") is not None:
         raise MutationError(
-            "toolcontract is importable in this venv: it would shadow mutmut's mutated copy "
+            "toolcanon is importable in this venv: it would shadow mutmut's mutated copy "
             "(install the kit with --no-deps, never the reference)"
         )
     checkout = Checkout(Path(__file__).resolve().parents[1])

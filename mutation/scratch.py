@@ -1,8 +1,8 @@
-"""The scratch project a suite's mutation run happens in: the reference as ``src/toolcontract``, the suite's
+"""The scratch project a suite's mutation run happens in: the reference as ``src/toolcanon``, the suite's
 tests, and a ``pyproject.toml`` whose ``[tool.mutmut]`` says what to mutate and how to run the tests.
 
 mutmut runs the tests in its ``mutants/`` copy of the project with ``mutants/src`` first on ``sys.path``; the
-checkout's layout (``reference/toolcontract``, installed editable) would shadow that copy, so the run is made
+checkout's layout (``reference/toolcanon``, installed editable) would shadow that copy, so the run is made
 in a project of the layout mutmut expects, in a venv where the reference is not installed at all.
 """
 
@@ -23,8 +23,8 @@ __all__ = ["PLUGIN", "SUITES", "Checkout", "Suite", "build", "mutmut_settings", 
 Suite: TypeAlias = Literal["scenarios", "unit"]
 SUITES: Final[tuple[Suite, ...]] = ("scenarios", "unit")
 
-PLUGIN: Final = "toolcontract_mutation_plugin"
-"""The pytest plugin of every run (``mutation/suite/toolcontract_mutation_plugin.py``), at the project root."""
+PLUGIN: Final = "toolcanon_mutation_plugin"
+"""The pytest plugin of every run (``mutation/suite/toolcanon_mutation_plugin.py``), at the project root."""
 
 _SUITE_FILES: Final = Path(__file__).resolve().parent / "suite"
 

@@ -10,8 +10,8 @@ from mutation.errors import UsageError
 
 __all__ = ["PACKAGE", "SCHEMA_GROUP", "core_modules", "module_of", "select_modules"]
 
-PACKAGE: Final = "toolcontract"
-"""The mutated package (``reference/toolcontract`` in the checkout, ``src/toolcontract`` in a scratch project)."""
+PACKAGE: Final = "toolcanon"
+"""The mutated package (``reference/toolcanon`` in the checkout, ``src/toolcanon`` in a scratch project)."""
 
 SCHEMA_GROUP: Final = "schema"
 """``--module schema`` takes ``schema`` and every ``_schema_*`` module."""
@@ -50,7 +50,7 @@ def _in_schema_group(module: str) -> bool:
 
 
 def module_of(mutant: str) -> str:
-    """The module of a mutant name: ``toolcontract._fused.x_walk__mutmut_3`` is in ``_fused``."""
+    """The module of a mutant name: ``toolcanon._fused.x_walk__mutmut_3`` is in ``_fused``."""
     parts = mutant.split(".")
     if len(parts) < 3 or parts[0] != PACKAGE or "__mutmut_" not in parts[-1]:
         raise ValueError(f"{mutant!r} is not the name of a mutant of {PACKAGE}")

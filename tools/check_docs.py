@@ -40,8 +40,8 @@ README_COMMANDS = [
 def unexercised_rules() -> list[str]:
     """Rule ids of docs/contract.md that no scenario lists."""
     sys.path.insert(0, str(ROOT / "conformance"))
-    from toolcontract_conformance.rules import load_rules
-    from toolcontract_conformance.scenario import load_scenarios
+    from toolcanon_conformance.rules import load_rules
+    from toolcanon_conformance.scenario import load_scenarios
 
     exercised = {rule for scenario in load_scenarios() for rule in scenario.rules}
     return [f"rule {rule.id} is exercised by no scenario" for rule in load_rules() if rule.id not in exercised]
@@ -87,7 +87,7 @@ def _code(text: str) -> Iterator[tuple[str, bool]]:
 
 
 def _rule_ids() -> set[str]:
-    rules = json.loads((ROOT / "conformance/toolcontract_conformance/data/rules.json").read_text(encoding="utf-8"))
+    rules = json.loads((ROOT / "conformance/toolcanon_conformance/data/rules.json").read_text(encoding="utf-8"))
     return {rule["id"] for rule in rules}
 
 
@@ -123,7 +123,7 @@ def _vocabulary() -> set[str]:
             for item in node:
                 walk(item)
 
-    for path in (ROOT / "conformance/toolcontract_conformance/schemas").glob("*.schema.json"):
+    for path in (ROOT / "conformance/toolcanon_conformance/schemas").glob("*.schema.json"):
         walk(json.loads(path.read_text(encoding="utf-8")))
     return words
 

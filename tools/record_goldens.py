@@ -28,10 +28,10 @@ from typing import Any, Final
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from toolcontract_conformance.adapters.subprocess import Subprocess
-from toolcontract_conformance.golden_source import REFERENCE, golden_source_of
-from toolcontract_conformance.implementation import Ran
-from toolcontract_conformance.scenario import Scenario, ScenarioError, load_scenarios, transcript_schema
+from toolcanon_conformance.adapters.subprocess import Subprocess
+from toolcanon_conformance.golden_source import REFERENCE, golden_source_of
+from toolcanon_conformance.implementation import Ran
+from toolcanon_conformance.scenario import Scenario, ScenarioError, load_scenarios, transcript_schema
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """Write (or ``--check``) the kit's list of the bundled scenario texts that pass every check of the format.
 
-``toolcontract check`` and the plugin load the whole suite, and checking each file against the JSON Schema is most
+``toolcanon check`` and the plugin load the whole suite, and checking each file against the JSON Schema is most
 of that load; a text on this list, made with the same schema, is not checked again. The list holds only digests of
 texts that passed every check when it was written, so a scenario that changes, or one of a user's own, is checked in
 full. ``conformance/tests/test_scenarios.py`` fails while the list is not current.
@@ -13,10 +13,10 @@ import json
 import sys
 from pathlib import Path
 
-from toolcontract_conformance.locations import scenarios_dir
-from toolcontract_conformance.scenario import VALIDATED_SCENARIOS, scenario_from_data, schema_digest, text_digest
+from toolcanon_conformance.locations import scenarios_dir
+from toolcanon_conformance.scenario import VALIDATED_SCENARIOS, scenario_from_data, schema_digest, text_digest
 
-LIST = Path(__file__).resolve().parents[1] / "conformance" / "toolcontract_conformance" / "data" / VALIDATED_SCENARIOS
+LIST = Path(__file__).resolve().parents[1] / "conformance" / "toolcanon_conformance" / "data" / VALIDATED_SCENARIOS
 
 
 def current_list() -> str:

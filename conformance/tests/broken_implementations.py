@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     ErrorInfo,
     FrozenDict,
@@ -29,14 +29,14 @@ from toolcontract import (
     _fused,
     _schema_deep,
 )
-from toolcontract import jsonvalue as jsonvalue_module
-from toolcontract import registry as registry_module
-from toolcontract import session as session_module
-from toolcontract._text_cache import TextKeyedCache
-from toolcontract.jsonvalue import NotLosslessJson, Rejection, freeze, snapshot_json, thaw
-from toolcontract_conformance.adapters import reference as reference_adapter
-from toolcontract_conformance.adapters.reference import ReferenceImplementation
-from toolcontract_conformance.implementation import ImplementationInfo, Outcome
+from toolcanon import jsonvalue as jsonvalue_module
+from toolcanon import registry as registry_module
+from toolcanon import session as session_module
+from toolcanon._text_cache import TextKeyedCache
+from toolcanon.jsonvalue import NotLosslessJson, Rejection, freeze, snapshot_json, thaw
+from toolcanon_conformance.adapters import reference as reference_adapter
+from toolcanon_conformance.adapters.reference import ReferenceImplementation
+from toolcanon_conformance.implementation import ImplementationInfo, Outcome
 
 Registry = registry_module.Registry
 

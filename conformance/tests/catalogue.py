@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from toolcontract_conformance._schemas import load_schema
+from toolcanon_conformance._schemas import load_schema
 
 #: Where a behaviour appears (a hook stage for hook actions) and the schema definition of its kinds.
 PLACES = {

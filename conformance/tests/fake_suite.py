@@ -13,7 +13,7 @@ from typing import Any
 
 from misbehaving_adapter import transcript
 
-from toolcontract_conformance.implementation import ImplementationInfo, Outcome, Ran, Skipped
+from toolcanon_conformance.implementation import ImplementationInfo, Outcome, Ran, Skipped
 
 SUITE: dict[str, list[str]] = {
     "ok-plain": ["R-SNAP-1"],

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from toolcontract_conformance.baseline import Baseline, BaselineError
-from toolcontract_conformance.diff import Difference, parse_path
+from toolcanon_conformance.baseline import Baseline, BaselineError
+from toolcanon_conformance.diff import Difference, parse_path
 
 
 def baseline(*entries: dict[str, object]) -> Baseline:

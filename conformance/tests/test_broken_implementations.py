@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from broken_implementations import BUGS, Broken, Bug
 
-from toolcontract_conformance.adapters.inprocess import InProcess
-from toolcontract_conformance.adapters.reference import ReferenceImplementation
-from toolcontract_conformance.locations import goldens_dir
-from toolcontract_conformance.runner import ScenarioResult, golden_directory, run_suite, select
-from toolcontract_conformance.scenario import load_scenarios
+from toolcanon_conformance.adapters.inprocess import InProcess
+from toolcanon_conformance.adapters.reference import ReferenceImplementation
+from toolcanon_conformance.locations import goldens_dir
+from toolcanon_conformance.runner import ScenarioResult, golden_directory, run_suite, select
+from toolcanon_conformance.scenario import load_scenarios
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The toolcontract command: check, report, cases, --schema, and the delegated subcommands."""
+"""The toolcanon command: check, report, cases, --schema, and the delegated subcommands."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 from fake_suite import ByName, write_suite
 from misbehaving_adapter import HANGING_NOTICE
 
-from toolcontract_conformance.cli import main
-from toolcontract_conformance.implementation import ImplementationInfo, Outcome, Skipped
-from toolcontract_conformance.report import validate_report
+from toolcanon_conformance.cli import main
+from toolcanon_conformance.implementation import ImplementationInfo, Outcome, Skipped
+from toolcanon_conformance.report import validate_report
 
 HERE = Path(__file__).parent
 SCRIPT = HERE / "misbehaving_adapter.py"
@@ -151,7 +151,7 @@ def test_cases_lists_scenarios_and_rules(suite: list[str], capsys: pytest.Captur
     listing = json.loads(capsys.readouterr().out)
     assert [s["id"] for s in listing["scenarios"]] == ["bad-meta", "ok-nested"]
     assert [(r["rule"], r["scenarios"]) for r in listing["rules"]] == [("R-NEST-2", ["bad-meta", "ok-nested"])]
-    from toolcontract_conformance._schemas import schema_errors
+    from toolcanon_conformance._schemas import schema_errors
 
     assert schema_errors("cases.schema.json", listing) == []
 
@@ -179,9 +179,9 @@ def test_a_missing_scenario_directory_is_a_usage_error(tmp_path: Path, capsys: p
 def test_delegated_subcommands_report_a_missing_module(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "toolcontract_conformance.render_cli", None)
+    monkeypatch.setitem(sys.modules, "toolcanon_conformance.render_cli", None)
     assert main(["render", "--help"]) == 2
-    assert "toolcontract render: not available" in capsys.readouterr().err
+    assert "toolcanon render: not available" in capsys.readouterr().err
 
 
 def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -276,7 +276,7 @@ def test_an_empty_implementation_is_a_usage_error(
     suite: list[str], option: str, value: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["check", option, value, *suite]) == 2
-    assert f"toolcontract check: {option} is empty" in capsys.readouterr().err
+    assert f"toolcanon check: {option} is empty" in capsys.readouterr().err
 
 
 def test_an_adapter_command_that_cannot_be_split_is_a_usage_error(
@@ -351,7 +351,7 @@ def test_unwritable_outputs_are_refused_before_any_scenario_runs(
     ]:
         assert main(["check", "--impl", "test_cli:Counting", *suite, option, str(target)]) == 2
         captured = capsys.readouterr()
-        assert captured.err == f"toolcontract check: {option} {target}: {problem}\n" and captured.out == ""
+        assert captured.err == f"toolcanon check: {option} {target}: {problem}\n" and captured.out == ""
     assert Counting.ran == 0
 
 
@@ -383,7 +383,7 @@ def test_ctrl_c_stops_the_adapter_and_writes_a_partial_report(
     captured = capsys.readouterr()
     assert status == 130 and Interrupted.stopped
     assert captured.err == (
-        "toolcontract check: interrupted after 3 of 6 scenarios of implementation 1 of 2 "
+        "toolcanon check: interrupted after 3 of 6 scenarios of implementation 1 of 2 "
         f"(--impl test_cli:Interrupted); partial report written to {report}\n"
     )
     assert captured.out == ""
@@ -428,9 +428,7 @@ def test_ctrl_c_before_any_implementation_started(
     report = tmp_path / f"report{suffix}"
     arguments = ["--impl", "test_cli:InterruptedAtStart", "--impl", "fake_suite:implementation"]
     assert main(["check", *arguments, *suite, "--report", str(report)]) == 130
-    assert capsys.readouterr().err.startswith(
-        "toolcontract check: interrupted after 0 of 6 scenarios of implementation 1"
-    )
+    assert capsys.readouterr().err.startswith("toolcanon check: interrupted after 0 of 6 scenarios of implementation 1")
     text = report.read_text()
     assert "fake_suite:implementation" in text and "by-name" not in text
     if suffix == ".json":
@@ -451,7 +449,7 @@ def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
         # SIGINT ignored, and Python then leaves it ignored. SIGUSR1 makes the kit print where each thread
         # is: what the test shows when the kit does not stop.
         "import faulthandler, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "faulthandler.register(signal.SIGUSR1); from toolcontract_conformance.cli import main; sys.exit(main())",
+        "faulthandler.register(signal.SIGUSR1); from toolcanon_conformance.cli import main; sys.exit(main())",
         "check",
         "--impl-cmd",
         f"{sys.executable} {SCRIPT} hang",
@@ -483,7 +481,7 @@ def test_ctrl_c_on_a_real_run(suite: list[str], tmp_path: Path) -> None:
         raise AssertionError(f"the kit went on 60 s after the interrupt; where it was:\n{err[-6000:]}") from None
     assert process.returncode == 130, err
     assert time.monotonic() - began < 25  # the hung adapter is stopped, not waited for (its timeout is 30 s)
-    assert err.splitlines()[-1].startswith("toolcontract check: interrupted after 0 of 6 scenarios; partial report")
+    assert err.splitlines()[-1].startswith("toolcanon check: interrupted after 0 of 6 scenarios; partial report")
     assert json.loads(report.read_text())["partial"] is True
 
 
@@ -502,12 +500,12 @@ def _wait_for_the_hang(notice: Path, process: subprocess.Popen[str]) -> None:
 # --- strings the contract allows, on a pipe ---------------------------------------------------------------
 
 
-#: ``toolcontract check ARGS --report FILE`` for each of the last three arguments in turn, in one process (its
+#: ``toolcanon check ARGS --report FILE`` for each of the last three arguments in turn, in one process (its
 #: output encoding is what is tested: one start-up serves the three formats), each run's output ending in a line
 #: that gives its exit status.
 _CHECK_EACH_REPORT = """
 import sys
-from toolcontract_conformance.cli import main
+from toolcanon_conformance.cli import main
 for report in sys.argv[-3:]:
     status = main([*sys.argv[1:-3], "--report", report])
     print(f"--- exit {status}", flush=True)

@@ -1,4 +1,4 @@
-"""The toolcontract commands a CI owner reaches for: --version, smoke, info, cases --export, the JSON report on
+"""The toolcanon commands a CI owner reaches for: --version, smoke, info, cases --export, the JSON report on
 standard output, badges, -q, colour, and one selection vocabulary (-k, --rule) with one set of exit codes."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from fake_suite import ByName, write_suite
 
-from toolcontract_conformance.cli import main
-from toolcontract_conformance.implementation import ImplementationInfo, Outcome, Ran, Skipped
-from toolcontract_conformance.locations import goldens_dir, scenarios_dir
-from toolcontract_conformance.report import validate_report
-from toolcontract_conformance.smoke import SMOKE_SCENARIO
+from toolcanon_conformance.cli import main
+from toolcanon_conformance.implementation import ImplementationInfo, Outcome, Ran, Skipped
+from toolcanon_conformance.locations import goldens_dir, scenarios_dir
+from toolcanon_conformance.report import validate_report
+from toolcanon_conformance.smoke import SMOKE_SCENARIO
 
 HERE = Path(__file__).parent
 SCRIPT = HERE / "misbehaving_adapter.py"
-REFERENCE_ADAPTER = f"{sys.executable} -m toolcontract_conformance.adapters.reference"
+REFERENCE_ADAPTER = f"{sys.executable} -m toolcanon_conformance.adapters.reference"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -49,29 +49,29 @@ class Terminal(io.StringIO):
 
 
 def test_version_names_the_kit_the_reference_and_the_protocol(capsys: pytest.CaptureFixture[str]) -> None:
-    import toolcontract
+    import toolcanon
 
     with pytest.raises(SystemExit) as stopped:
         main(["--version"])
     assert stopped.value.code == 0
     first, second = capsys.readouterr().out.splitlines()
-    assert re.fullmatch(r"toolcontract \d+\.\d+\.\d+\S*", first)
-    assert second == (f"reference implementation: toolcontract {toolcontract.__version__}; adapter protocol version 1")
+    assert re.fullmatch(r"toolcanon \d+\.\d+\.\d+\S*", first)
+    assert second == (f"reference implementation: toolcanon {toolcanon.__version__}; adapter protocol version 1")
 
 
 def test_version_falls_back_to_the_package_version(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib import metadata
 
-    import toolcontract_conformance
-    from toolcontract_conformance import versions
+    import toolcanon_conformance
+    from toolcanon_conformance import versions
 
     def no_metadata(name: str) -> str:
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "version", no_metadata)
-    monkeypatch.setattr(toolcontract_conformance, "__version__", "9.8.7", raising=False)
+    monkeypatch.setattr(toolcanon_conformance, "__version__", "9.8.7", raising=False)
     assert versions.kit_version() == "9.8.7"
-    assert versions.version_text().startswith("toolcontract 9.8.7\n")
+    assert versions.version_text().startswith("toolcanon 9.8.7\n")
 
 
 # --- smoke ------------------------------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def test_smoke_passes_the_reference_in_process_and_as_an_adapter(capsys: pytest.
     for arguments in ([], ["--impl-cmd", REFERENCE_ADAPTER]):
         assert main(["smoke", *arguments]) == 0
         lines = capsys.readouterr().out.splitlines()
-        assert lines[0].startswith("started: toolcontract ") and lines[0].endswith(" (python)")
+        assert lines[0].startswith("started: toolcanon ") and lines[0].endswith(" (python)")
         assert lines[1].startswith("capabilities: guards, wrappers, ")
         assert lines[2] == f"scenario: {SMOKE_SCENARIO} [R-PRE-1, R-WRAP-1]"
         assert lines[3].startswith("PASS: the transcript equals the golden")
@@ -131,16 +131,16 @@ def test_smoke_and_info_of_an_implementation_that_cannot_start(capsys: pytest.Ca
         assert main([command, "--impl-cmd", f"{sys.executable} {SCRIPT} wrong-version"]) == 2
         captured = capsys.readouterr()
         assert captured.out == ""
-        assert captured.err.startswith(f"toolcontract {command}: cannot start Subprocess(")
+        assert captured.err.startswith(f"toolcanon {command}: cannot start Subprocess(")
         assert "protocol version mismatch" in captured.err
     assert main(["smoke", "--impl-cmd", f"{sys.executable} {SCRIPT} start-hang", "--startup-timeout", "0.5"]) == 2
-    assert "toolcontract smoke: cannot start" in capsys.readouterr().err
+    assert "toolcanon smoke: cannot start" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["smoke", "info"])
 def test_smoke_and_info_take_one_implementation(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([command, "--impl", "a:b", "--impl-cmd", "c"]) == 2
-    assert f"toolcontract {command}: one implementation at a time: --impl a:b and --impl-cmd c given" in (
+    assert f"toolcanon {command}: one implementation at a time: --impl a:b and --impl-cmd c given" in (
         capsys.readouterr().err
     )
     assert main([command, "--impl-cmd", " "]) == 2
@@ -175,7 +175,7 @@ def test_info_stops_what_it_started() -> None:
         def stop(self) -> None:
             Stops.stopped = True
 
-    from toolcontract_conformance.info import describe
+    from toolcanon_conformance.info import describe
 
     describe(Stops(), "--impl", "x:y")
     assert Stops.stopped
@@ -221,7 +221,7 @@ def test_cases_export_refuses_a_folder_that_is_not_empty(tmp_path: Path, capsys:
     (target / "README").write_text("mine")
     assert main(["cases", "--export", str(target), "-k", "pre-default"]) == 2
     assert capsys.readouterr().err == (
-        f"toolcontract cases: --export {target}: {target} is not empty (--force writes into it anyway)\n"
+        f"toolcanon cases: --export {target}: {target} is not empty (--force writes into it anyway)\n"
     )
     assert sorted(path.name for path in target.iterdir()) == ["README"]
     assert main(["cases", "--export", str(target), "-k", "pre-default", "--force"]) == 0
@@ -270,12 +270,12 @@ def test_report_reads_standard_input(
     assert capsys.readouterr().out.startswith("# Conformance report: by-name 0.1 (python)")
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"formatVersion": 2}'))
     assert main(["report", "-"]) == 2
-    assert capsys.readouterr().err.startswith("toolcontract report: standard input: ")
+    assert capsys.readouterr().err.startswith("toolcanon report: standard input: ")
 
 
 def test_the_report_pipes_from_check_to_report() -> None:
-    check = [sys.executable, "-m", "toolcontract_conformance.cli", "check", "-k", "snap-key", "--format", "json", "-q"]
-    code = "import sys; from toolcontract_conformance.cli import main; sys.exit(main())"
+    check = [sys.executable, "-m", "toolcanon_conformance.cli", "check", "-k", "snap-key", "--format", "json", "-q"]
+    code = "import sys; from toolcanon_conformance.cli import main; sys.exit(main())"
     produced = subprocess.run(
         [sys.executable, "-c", code, *check[3:]], capture_output=True, text=True, timeout=120, check=False
     )
@@ -292,7 +292,7 @@ def test_the_report_pipes_from_check_to_report() -> None:
     assert badge.returncode == 0, badge.stderr
     assert json.loads(badge.stdout) == {
         "schemaVersion": 1,
-        "label": "toolcontract",
+        "label": "toolcanon",
         "message": "1/1 passed",
         "color": "brightgreen",
     }
@@ -319,7 +319,7 @@ def test_badge_colours_and_messages(suite: list[str], tmp_path: Path, capsys: py
     failing = _saved_report(fake, tmp_path, "fail.json")
     assert _badge(capsys, str(failing)) == {
         "schemaVersion": 1,
-        "label": "toolcontract",
+        "label": "toolcanon",
         "message": "2/6 passed",
         "color": "red",
     }
@@ -345,10 +345,10 @@ def test_badge_colours_and_messages(suite: list[str], tmp_path: Path, capsys: py
 
 
 def test_badge_of_an_interrupted_run() -> None:
-    from toolcontract_conformance.badge import badge
+    from toolcanon_conformance.badge import badge
 
     run = {"verdict": "interrupted", "summary": {"passed": 3, "total": 3, "knownFailures": 0}}
-    assert badge(run) == {"schemaVersion": 1, "label": "toolcontract", "message": "interrupted", "color": "lightgrey"}
+    assert badge(run) == {"schemaVersion": 1, "label": "toolcanon", "message": "interrupted", "color": "lightgrey"}
 
 
 def test_badge_picks_one_implementation_of_several(
@@ -359,7 +359,7 @@ def test_badge_picks_one_implementation_of_several(
     capsys.readouterr()
     assert main(["report", str(saved), "--format", "badge"]) == 2
     assert capsys.readouterr().err == (
-        "toolcontract report: the report holds 2 implementations (#1 by-name, #2 misbehaving): give --impl-index N "
+        "toolcanon report: the report holds 2 implementations (#1 by-name, #2 misbehaving): give --impl-index N "
         "or --impl-name NAME, one badge per implementation\n"
     )
     assert _badge(capsys, str(saved), "--impl-index", "2") == _badge(capsys, str(saved), "--impl-name", "misbehaving")
@@ -489,11 +489,10 @@ def test_an_unknown_rule_is_one_usage_error_naming_the_closest(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert (
-        captured.err
-        == f"toolcontract {command}: --rule r-post-44: no such rule (closest: R-POST-4, R-POST-8, R-POST-7)\n"
+        captured.err == f"toolcanon {command}: --rule r-post-44: no such rule (closest: R-POST-4, R-POST-8, R-POST-7)\n"
     )
     assert main([command, *arguments, "--rule", "nothing-like-it"]) == 2
-    assert capsys.readouterr().err == f"toolcontract {command}: --rule nothing-like-it: no such rule\n"
+    assert capsys.readouterr().err == f"toolcanon {command}: --rule nothing-like-it: no such rule\n"
 
 
 def test_a_rule_only_a_custom_scenario_names_is_known(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -503,7 +502,7 @@ def test_a_rule_only_a_custom_scenario_names_is_known(tmp_path: Path, capsys: py
 
 
 def test_selection_module() -> None:
-    from toolcontract_conformance.selection import UnknownRule, resolve_rules, select
+    from toolcanon_conformance.selection import UnknownRule, resolve_rules, select
 
     scenarios: list[dict[str, Any]] = [
         {"id": "Alpha", "rules": ["R-A-1"]},

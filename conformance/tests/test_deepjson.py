@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcontract_conformance.deepjson import TooDeep, _IterativeParser, first_too_deep, loads
+from toolcanon_conformance.deepjson import TooDeep, _IterativeParser, first_too_deep, loads
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 values = st.recursive(

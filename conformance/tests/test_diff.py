@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcontract_conformance import diff as diff_module
-from toolcontract_conformance.diff import Difference, compare, format_path, parse_path
-from toolcontract_conformance.display import excerpts, first_difference
+from toolcanon_conformance import diff as diff_module
+from toolcanon_conformance.diff import Difference, compare, format_path, parse_path
+from toolcanon_conformance.display import excerpts, first_difference
 
 
 def diff(expected: str, actual: str, ignore: tuple[str, ...] = ()) -> tuple[Difference, ...]:

@@ -17,7 +17,7 @@ REFERENCE, KIT = ROOT / "reference", ROOT / "conformance"
 
 #: The distribution that provides each third-party module the kit imports.
 PROVIDERS = {"jsonschema": "jsonschema", "hypothesis": "hypothesis", "pytest": "pytest", "_pytest": "pytest"}
-PROVIDERS |= {"syrupy": "syrupy", "toolcontract": "toolcontract"}
+PROVIDERS |= {"syrupy": "syrupy", "toolcanon": "toolcanon"}
 
 
 def _project(folder: Path) -> dict[str, Any]:
@@ -39,13 +39,13 @@ def _requirements(folder: Path) -> dict[str, Requirement]:
 
 
 def test_the_reference_has_no_dependency() -> None:
-    assert _project(REFERENCE)["name"] == "toolcontract"
+    assert _project(REFERENCE)["name"] == "toolcanon"
     assert _project(REFERENCE)["dependencies"] == []
 
 
 def test_the_kit_requires_a_compatible_reference() -> None:
     """The goldens are the reference's transcripts: the kit admits this reference and no next minor version."""
-    required = _requirements(KIT)["toolcontract"].specifier
+    required = _requirements(KIT)["toolcanon"].specifier
     version = _version(REFERENCE)
     assert required.contains(version)
     major, minor, *_ = (int(part) for part in version.split("."))
@@ -55,22 +55,22 @@ def test_the_kit_requires_a_compatible_reference() -> None:
 
 def test_the_kit_declares_every_third_party_module_it_imports() -> None:
     imported: set[str] = set()
-    for path in (KIT / "toolcontract_conformance").rglob("*.py"):
+    for path in (KIT / "toolcanon_conformance").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 imported.update(alias.name.partition(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
                 imported.add(node.module.partition(".")[0])
-    third_party = imported - set(sys.stdlib_module_names) - {"toolcontract_conformance"}
+    third_party = imported - set(sys.stdlib_module_names) - {"toolcanon_conformance"}
     undeclared = {name for name in third_party if PROVIDERS.get(name) not in _requirements(KIT)}
     assert not undeclared, f"imported by the kit, provided by no dependency it declares: {sorted(undeclared)}"
 
 
 def test_the_kit_installs_the_command_and_the_pytest_plugin() -> None:
     project = _project(KIT)
-    assert project["name"] == "toolcontract-conformance"
-    assert project["scripts"] == {"toolcontract": "toolcontract_conformance.cli:main"}
-    assert project["entry-points"]["pytest11"] == {"toolcontract_conformance": "toolcontract_conformance.plugin"}
+    assert project["name"] == "toolcanon-conformance"
+    assert project["scripts"] == {"toolcanon": "toolcanon_conformance.cli:main"}
+    assert project["entry-points"]["pytest11"] == {"toolcanon_conformance": "toolcanon_conformance.plugin"}
 
 
 @pytest.mark.parametrize("folder", [REFERENCE, KIT], ids=lambda folder: folder.name)
@@ -79,7 +79,7 @@ def test_each_distribution_carries_the_license_readme_and_links(folder: Path) ->
     assert (folder / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
     assert (folder / project["readme"]).is_file()
     assert project["license"] == "MIT"
-    home = "https://github.com/toolcontract/toolcontract"
+    home = "https://github.com/toolcanon/toolcanon"
     assert project["urls"] == {
         "Homepage": home,
         "Documentation": f"{home}/tree/main/docs",
@@ -91,8 +91,8 @@ def test_each_distribution_carries_the_license_readme_and_links(folder: Path) ->
 
 def test_the_reference_adapter_announces_the_project_links_at_start() -> None:
     """Its start answer names the homepage and the issue tracker of the distributions, in the protocol's schema."""
-    from toolcontract_conformance.adapters.reference import implementation
-    from toolcontract_conformance.protocol import PROTOCOL_VERSION, info_to_wire, schema_errors
+    from toolcanon_conformance.adapters.reference import implementation
+    from toolcanon_conformance.protocol import PROTOCOL_VERSION, info_to_wire, schema_errors
 
     wire = info_to_wire(implementation.start())
     urls = _project(KIT)["urls"]

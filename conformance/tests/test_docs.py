@@ -51,7 +51,7 @@ def test_an_unknown_rule_or_scenario_is_reported(check_docs, tmp_path: Path, mon
     document = tmp_path / "x.md"
     document.write_text(
         "`R-POST-4` and `R-POST-99`; S:post-accept-value and S:post-gone.\n\n"
-        "```\ntoolcontract check -k post-accept-value\ntoolcontract check -k no-such-scenario -k PATTERN\n```\n\n"
+        "```\ntoolcanon check -k post-accept-value\ntoolcanon check -k no-such-scenario -k PATTERN\n```\n\n"
         '```json\n{"knownFailures": [{"scenario": "nest-outer-aborted"}, {"scenario": "nest-nothing"}]}\n```\n\n'
         "see `args-not-object`, `args-renamed-away`, `post-execute` and `test_scenario[val-gone]`\n",
         encoding="utf-8",
@@ -97,7 +97,7 @@ def _guide_options(heading: str) -> set[str]:
 def test_the_guide_lists_every_option_of_check_and_no_other(capsys: pytest.CaptureFixture[str]) -> None:
     import re
 
-    from toolcontract_conformance.cli import main
+    from toolcanon_conformance.cli import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["check", "--help"])
@@ -105,11 +105,11 @@ def test_the_guide_lists_every_option_of_check_and_no_other(capsys: pytest.Captu
     usage = capsys.readouterr().out.split("\noptions:", 1)[0]
     listed = set(re.findall(r"\[(--?[A-Za-z][\w-]*)", usage)) - {"-h"}
     assert "--max-failures" in listed and "-k" in listed
-    assert _guide_options("## `toolcontract check`") == listed
+    assert _guide_options("## `toolcanon check`") == listed
 
 
 def test_the_guide_lists_every_option_of_the_plugin_and_no_other() -> None:
-    from toolcontract_conformance import plugin
+    from toolcanon_conformance import plugin
 
     added: list[str] = []
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from toolcontract_conformance.exotic import PYTHON_INEXPRESSIBLE, NotExpressible, first_inexpressible, materialize
-from toolcontract_conformance.scenario import scenario_schema
+from toolcanon_conformance.exotic import PYTHON_INEXPRESSIBLE, NotExpressible, first_inexpressible, materialize
+from toolcanon_conformance.scenario import scenario_schema
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 KINDS: tuple[str, ...] = tuple(scenario_schema()["$defs"]["exoticKind"]["enum"])

@@ -1,4 +1,4 @@
-"""toolcontract fuzz: broken implementations are found, shrunk, saved as regression scenarios that check
+"""toolcanon fuzz: broken implementations are found, shrunk, saved as regression scenarios that check
 reproduces; runs repeat by seed; crashes, hangs and start-up failures are reported, not raised."""
 
 from __future__ import annotations
@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from broken_implementations import BUGS, Broken, Bug
 
-from toolcontract_conformance.adapters.reference import ReferenceImplementation
-from toolcontract_conformance.cli import main
-from toolcontract_conformance.diff import Difference
-from toolcontract_conformance.fuzz_cli import fuzz_command, rules_of, signature_of
-from toolcontract_conformance.properties import ConformanceFailure
-from toolcontract_conformance.scenario import load_scenario
+from toolcanon_conformance.adapters.reference import ReferenceImplementation
+from toolcanon_conformance.cli import main
+from toolcanon_conformance.diff import Difference
+from toolcanon_conformance.fuzz_cli import fuzz_command, rules_of, signature_of
+from toolcanon_conformance.properties import ConformanceFailure
+from toolcanon_conformance.scenario import load_scenario
 
 HERE = Path(__file__).parent
 MISBEHAVING = HERE / "misbehaving_adapter.py"
 BUG = {bug.name: bug for bug in BUGS}
-REFERENCE = "toolcontract_conformance.adapters.reference:implementation"
+REFERENCE = "toolcanon_conformance.adapters.reference:implementation"
 
 
 def persists_the_value() -> Broken:
@@ -82,7 +82,7 @@ def test_a_broken_implementation_is_found_shrunk_and_saved_as_a_regression_scena
     # Shrunk: one tool, no hook, a call and the persist step whose event shows the value.
     assert len(scenario.data["tools"]) == 1 and scenario.data["hooks"] == []
     assert [next(key for key in step if key != "id") for step in scenario.data["steps"][:2]] == ["call", "persist"]
-    assert "toolcontract check gives it: failed" in out
+    assert "toolcanon check gives it: failed" in out
     transcript = json.loads(golden_file.read_bytes())
     assert transcript["scenario"] == scenario.id and transcript["formatVersion"] == 1
 
@@ -106,7 +106,7 @@ def test_a_run_repeats_by_its_seed(tmp_path: Path) -> None:
     assert golden.read_bytes() == golden_again.read_bytes()
 
 
-def test_the_reference_passes_through_the_toolcontract_command(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_reference_passes_through_the_toolcanon_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fuzz", "--impl", REFERENCE, "--examples", "40", "--seed", "1"]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("no failure in 40 scenarios (")
@@ -149,7 +149,7 @@ def test_an_implementation_over_the_protocol_is_fuzzed_concurrently_with_the_ref
         "import sys\n"
         f"sys.path.insert(0, {str(HERE)!r})\n"
         "from broken_implementations import BUGS, Broken\n"
-        "from toolcontract_conformance.protocol import serve\n"
+        "from toolcanon_conformance.protocol import serve\n"
         "bug = next(bug for bug in BUGS if bug.name == 'failure-content-without-error-prefix')\n"
         "raise SystemExit(serve(Broken(bug)))\n",
         encoding="utf-8",
@@ -157,8 +157,8 @@ def test_an_implementation_over_the_protocol_is_fuzzed_concurrently_with_the_ref
     command = f"{sys.executable} {adapter}"
     status, out, _err = fuzz("--impl-cmd", command, "--examples", "100", "--seed", "1", "--save", str(tmp_path / "s"))
     assert status == 1, out
-    assert "Failure 1 (differs: " in out and "toolcontract check gives it: failed" in out
-    assert "Reproduce: toolcontract check --impl-cmd " in out
+    assert "Failure 1 (differs: " in out and "toolcanon check gives it: failed" in out
+    assert "Reproduce: toolcanon check --impl-cmd " in out
 
 
 # --- broken adapters, start-up and usage errors -----------------------------------------------------------
@@ -182,7 +182,7 @@ def test_a_hang_is_saved_unshrunk_and_ends_the_run(tmp_path: Path) -> None:
     assert status == 1
     assert "Failure 1 (errored: timed-out), not shrunk (it hangs)" in out
     assert "Stopped early: the implementation did not answer a scenario in time." in out
-    assert "toolcontract check gives it: errored" in out
+    assert "toolcanon check gives it: errored" in out
     (scenario_file,), _goldens = saved_files(tmp_path)
     assert load_scenario(scenario_file).rules == ()
     assert "Traceback" not in out + err
@@ -327,5 +327,5 @@ def interrupted() -> Interrupted:
 def test_an_interrupted_run_reports_what_it_found_so_far() -> None:
     status, out, err = fuzz("--impl", f"{__name__}:interrupted", "--examples", "500", "--seed", "3")
     assert status == 130
-    assert "toolcontract fuzz: interrupted after " in err
+    assert "toolcanon fuzz: interrupted after " in err
     assert "Traceback" not in out + err

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from toolcontract_conformance.generate import MAX_DEPTH, MAX_SIZE, expand, tag_problems, utf16_length
-from toolcontract_conformance.scenario import ScenarioError, scenario_from_data
+from toolcanon_conformance.generate import MAX_DEPTH, MAX_SIZE, expand, tag_problems, utf16_length
+from toolcanon_conformance.scenario import ScenarioError, scenario_from_data
 
 
 def nest(depth: int, leaf: Any, **members: Any) -> dict[str, Any]:

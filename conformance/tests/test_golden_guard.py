@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from toolcontract_conformance.golden import GoldenNameError, golden_path
+from toolcanon_conformance.golden import GoldenNameError, golden_path
 
 DEMO_TEST = textwrap.dedent(
     """
     import pytest
-    from toolcontract_conformance.golden import GoldenFileExtension
+    from toolcanon_conformance.golden import GoldenFileExtension
 
     @pytest.mark.parametrize("case", ["a", "b"])
     def test_case(case, snapshot):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from toolcontract_conformance.baseline import Baseline
-from toolcontract_conformance.protocol import known_capabilities
-from toolcontract_conformance.scenario import load_scenarios
+from toolcanon_conformance.baseline import Baseline
+from toolcanon_conformance.protocol import known_capabilities
+from toolcanon_conformance.scenario import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPLEMENTATIONS = sorted(path for path in (ROOT / "implementations").iterdir() if path.is_dir())

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from toolcontract_conformance.adapters.inprocess import BUNDLED_REFERENCE, InProcess, default_timeout, resolve
-from toolcontract_conformance.exceptions import CannotStart
-from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran
+from toolcanon_conformance.adapters.inprocess import BUNDLED_REFERENCE, InProcess, default_timeout, resolve
+from toolcanon_conformance.exceptions import CannotStart
+from toolcanon_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran
 
 INFO = ImplementationInfo("fake", "python", "1")
 RELEASE = threading.Event()
@@ -193,7 +193,7 @@ def test_a_sigalrm_held_by_another_handler_is_left_alone_and_a_worker_thread_kee
     try:
         implementation = started(watched, timeout=0.1)
         assert _kind(implementation.run(0, {"id": "s", "mode": "wait"})) == "timed-out"
-        assert watched.threads == ["toolcontract-scenario-0"]
+        assert watched.threads == ["toolcanon-scenario-0"]
         assert signal.getsignal(signal.SIGALRM) is another
         assert caught == []
     finally:
@@ -202,9 +202,9 @@ def test_a_sigalrm_held_by_another_handler_is_left_alone_and_a_worker_thread_kee
 
 
 def test_a_named_implementation_has_an_adapter_process_s_default_deadline_and_the_bundled_reference_none() -> None:
-    from toolcontract_conformance.cli import DEFAULT_IMPLEMENTATION
-    from toolcontract_conformance.fuzz_cli import REFERENCE_TARGET
-    from toolcontract_conformance.plugin import _DEFAULT_IMPLEMENTATION
+    from toolcanon_conformance.cli import DEFAULT_IMPLEMENTATION
+    from toolcanon_conformance.fuzz_cli import REFERENCE_TARGET
+    from toolcanon_conformance.plugin import _DEFAULT_IMPLEMENTATION
 
     assert default_timeout(f"{__name__}:instance") == 30.0
     assert default_timeout(BUNDLED_REFERENCE) is None

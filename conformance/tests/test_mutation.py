@@ -15,7 +15,7 @@ from repository_root import ROOT, root_importable  # noqa: F401  (the fixture is
 
 
 def _names(module: str, count: int, function: str = "x_f") -> list[str]:
-    return [f"toolcontract.{module}.{function}__mutmut_{n}" for n in range(1, count + 1)]
+    return [f"toolcanon.{module}.{function}__mutmut_{n}" for n in range(1, count + 1)]
 
 
 # --- sampling ------------------------------------------------------------------------------------------
@@ -50,7 +50,7 @@ def test_a_new_mutant_displaces_at_most_one_of_a_module_s_sample() -> None:
     from mutation.sampling import sample
 
     before = {"jsonvalue": _names("jsonvalue", 200)}
-    after = {"jsonvalue": [*before["jsonvalue"], "toolcontract.jsonvalue.x_g__mutmut_1"]}
+    after = {"jsonvalue": [*before["jsonvalue"], "toolcanon.jsonvalue.x_g__mutmut_1"]}
     kept = set(sample(before, 20, seed=3)["jsonvalue"]) & set(sample(after, 20, seed=3)["jsonvalue"])
     assert len(kept) >= 19
 
@@ -78,7 +78,7 @@ def test_the_core_modules_and_the_schema_group() -> None:
     from mutation.errors import UsageError
     from mutation.targets import core_modules, module_of, select_modules
 
-    modules = core_modules(ROOT / "reference" / "toolcontract")
+    modules = core_modules(ROOT / "reference" / "toolcanon")
     assert modules[:2] == ("jsonvalue", "schema")
     assert modules[-4:] == ("_fused", "registry", "result", "session")
     assert "_schema_deep" in modules and all(m.startswith("_schema_") for m in modules[2:-4])
@@ -87,9 +87,9 @@ def test_the_core_modules_and_the_schema_group() -> None:
     assert select_modules(["schema"], modules) == modules[1:-4]
     with pytest.raises(UsageError, match="--module schemas: not a mutated module"):
         select_modules(["schemas"], modules)
-    assert module_of("toolcontract._fused.xǁFusedNormalizationǁ_generated__mutmut_1") == "_fused"
+    assert module_of("toolcanon._fused.xǁFusedNormalizationǁ_generated__mutmut_1") == "_fused"
     with pytest.raises(ValueError, match="not the name of a mutant"):
-        module_of("toolcontract._fused.x_walk")
+        module_of("toolcanon._fused.x_walk")
 
 
 def test_the_options() -> None:
@@ -108,7 +108,7 @@ def test_the_options() -> None:
 
 
 def _meta(mutants: Path, module: str, exit_codes: dict[str, int | None], hashes: dict[str, str]) -> None:
-    folder = mutants / "src" / "toolcontract"
+    folder = mutants / "src" / "toolcanon"
     folder.mkdir(parents=True, exist_ok=True)
     meta = {
         "exit_code_by_key": exit_codes,
@@ -134,7 +134,7 @@ def test_outcomes_are_read_from_mutmut_s_meta_files(tmp_path: Path) -> None:
     assert read_hashes(tmp_path) == {"result.x_f": "abc123"}
     assert status_of(-11) == ("other", "segfault")
     assert status_of(99) == ("other", "suspicious")
-    with pytest.raises(MutationError, match=r"no mutant toolcontract\.session"):
+    with pytest.raises(MutationError, match=r"no mutant toolcanon\.session"):
         read_outcomes(tmp_path, _names("session", 1))
 
 
@@ -248,7 +248,7 @@ def test_the_project_s_triage_file_is_well_formed() -> None:
     from mutation.targets import core_modules
     from mutation.triage import load_triage
 
-    modules = set(core_modules(ROOT / "reference" / "toolcontract"))
+    modules = set(core_modules(ROOT / "reference" / "toolcanon"))
     triage = load_triage()
     assert all(entry.name.split(".")[1] in modules for entry in triage.values())
 
@@ -275,7 +275,7 @@ def test_the_scenario_project_holds_the_reference_under_src_and_one_test_per_sce
 
     project = build(tmp_path, "scenarios", Checkout(ROOT), ["jsonvalue", "_fused"])
     assert project == tmp_path / "scenarios"
-    assert (project / "src" / "toolcontract" / "__init__.py").is_file()
+    assert (project / "src" / "toolcanon" / "__init__.py").is_file()
     assert not list(project.rglob("__pycache__"))
     assert (project / "tests" / "test_scenarios.py").is_file() and (project / f"{PLUGIN}.py").is_file()
     locations = json.loads((project / "tests" / "locations.json").read_text(encoding="utf-8"))
@@ -283,11 +283,11 @@ def test_the_scenario_project_holds_the_reference_under_src_and_one_test_per_sce
     settings = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     mutmut = settings["mutmut"]
     assert mutmut["source_paths"] == ["src"]
-    assert mutmut["only_mutate"] == ["src/toolcontract/jsonvalue.py", "src/toolcontract/_fused.py"]
+    assert mutmut["only_mutate"] == ["src/toolcanon/jsonvalue.py", "src/toolcanon/_fused.py"]
     assert mutmut["pytest_add_cli_args"] == ["-p", PLUGIN]
     assert mutmut["pytest_add_cli_args_test_selection"] == ["tests"]
-    # only the copy under src/ can be imported: nothing named toolcontract elsewhere in the project
-    assert [path.relative_to(project) for path in project.rglob("toolcontract")] == [Path("src/toolcontract")]
+    # only the copy under src/ can be imported: nothing named toolcanon elsewhere in the project
+    assert [path.relative_to(project) for path in project.rglob("toolcanon")] == [Path("src/toolcanon")]
     # made anew: a second build replaces the first
     (project / "stray.txt").write_text("x", encoding="utf-8")
     assert not (build(tmp_path, "scenarios", Checkout(ROOT), ["jsonvalue"]) / "stray.txt").exists()

@@ -1,4 +1,4 @@
-"""The pytest plugin: ``pytest --pyargs toolcontract_conformance --impl …`` runs one test per scenario."""
+"""The pytest plugin: ``pytest --pyargs toolcanon_conformance --impl …`` runs one test per scenario."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ SCRIPT = HERE / "misbehaving_adapter.py"
 
 
 def pytest_run(tmp_path: Path, *arguments: str, folders: bool = True) -> tuple[int, str]:
-    """Run ``pytest --pyargs toolcontract_conformance`` in this process, on the fake suite under ``tmp_path``
+    """Run ``pytest --pyargs toolcanon_conformance`` in this process, on the fake suite under ``tmp_path``
     (given as ``--scenarios`` and ``--goldens`` unless not ``folders``)."""
     scenarios, goldens = write_suite(tmp_path / "suite")
     command = [
         "--pyargs",
-        "toolcontract_conformance",
+        "toolcanon_conformance",
         "-p",
         "no:cacheprovider",
         "-q",
@@ -98,8 +98,8 @@ def test_an_adapter_that_cannot_start_stops_the_session_with_status_2(tmp_path: 
     status, output = pytest_run(
         tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} wrong-version", "-k", "ok-plain or ok-nested"
     )
-    assert status == 2, output  # as toolcontract check's exit status for an implementation that cannot start
-    assert output.count("toolcontract: cannot start Subprocess(") == 1
+    assert status == 2, output  # as toolcanon check's exit status for an implementation that cannot start
+    assert output.count("toolcanon: cannot start Subprocess(") == 1
     assert "protocol version mismatch: the kit speaks version 1, the adapter answered 2" in output
     assert "passed" not in output and "failed" not in output
 
@@ -156,18 +156,18 @@ def test_an_unknown_capability_is_a_warning(tmp_path: Path) -> None:
         "-k",
         "ok-",
     )
-    assert status == 2, output  # refused at start, as by toolcontract check
+    assert status == 2, output  # refused at start, as by toolcanon check
     assert "unknown capability 'wrapers': the known ones are" in output
 
 
-# --- the session's verdict, as toolcontract check gives it -----------------------------------------------
+# --- the session's verdict, as toolcanon check gives it -----------------------------------------------
 
 
 def test_a_session_in_which_nothing_passed_fails(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-k", "skip- or ok-mcp")
     assert status == 1, output
     assert "2 skipped" in output
-    assert "toolcontract: by-name 0.1 (python): NOTHING PASSED: 0 passed, 0 failed, 0 errored, 2 skipped of 2" in output
+    assert "toolcanon: by-name 0.1 (python): NOTHING PASSED: 0 passed, 0 failed, 0 errored, 2 skipped of 2" in output
 
 
 def test_a_session_of_known_failures_only_fails(tmp_path: Path) -> None:
@@ -184,13 +184,13 @@ def test_a_session_of_known_failures_only_fails(tmp_path: Path) -> None:
 def test_a_passing_session_says_so(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-k", "ok-")
     assert status == 0, output
-    assert "toolcontract: by-name 0.1 (python): PASS: 2 passed, 0 failed, 0 errored, 1 skipped of 3 scenarios" in output
+    assert "toolcanon: by-name 0.1 (python): PASS: 2 passed, 0 failed, 0 errored, 1 skipped of 3 scenarios" in output
 
 
 def test_a_failing_session_gives_the_verdict_too(full_run: tuple[int, str]) -> None:
     status, output = full_run
     assert status == 1
-    assert "toolcontract: by-name 0.1 (python): FAIL: 2 passed, 1 failed, 1 errored, 2 skipped of 6 scenarios" in output
+    assert "toolcanon: by-name 0.1 (python): FAIL: 2 passed, 1 failed, 1 errored, 2 skipped of 6 scenarios" in output
 
 
 def test_fail_on_skip(tmp_path: Path) -> None:
@@ -224,10 +224,10 @@ def test_a_session_stopped_early_is_interrupted(tmp_path: Path) -> None:
 def test_an_implementation_that_never_started_gives_no_verdict(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl-cmd", f"{sys.executable} {SCRIPT} wrong-version", "-k", "ok-plain")
     assert status == 2, output
-    assert "toolcontract: cannot start" in output and "toolcontract: misbehaving" not in output
+    assert "toolcanon: cannot start" in output and "toolcanon: misbehaving" not in output
 
 
-# --- one vocabulary with toolcontract check --------------------------------------------------------------
+# --- one vocabulary with toolcanon check --------------------------------------------------------------
 
 
 def test_rule_selects_ignoring_case_and_deselects_the_rest(tmp_path: Path) -> None:
@@ -262,7 +262,7 @@ def test_the_startup_timeout_as_in_check(tmp_path: Path) -> None:
     command = f"{sys.executable} {SCRIPT} start-hang"
     status, output = pytest_run(tmp_path, "--impl-cmd", command, "--startup-timeout", "0.5", "-k", "ok-plain")
     assert status == 2, output
-    assert "toolcontract: cannot start" in output and "0.5 s" in output
+    assert "toolcanon: cannot start" in output and "0.5 s" in output
 
 
 def test_the_old_folder_names_still_work_with_a_deprecation_warning(tmp_path: Path) -> None:
@@ -281,13 +281,13 @@ def test_the_old_folder_names_still_work_with_a_deprecation_warning(tmp_path: Pa
     )
     assert status == 0, output
     assert "1 passed" in output
-    assert "PytestDeprecationWarning: toolcontract: --scenarios-dir is deprecated: give --scenarios" in output
-    assert "PytestDeprecationWarning: toolcontract: --goldens-dir is deprecated: give --goldens" in output
+    assert "PytestDeprecationWarning: toolcanon: --scenarios-dir is deprecated: give --scenarios" in output
+    assert "PytestDeprecationWarning: toolcanon: --goldens-dir is deprecated: give --goldens" in output
     status, output = pytest_run(
         tmp_path / "strict", "-W", "error", "--impl", "fake_suite:implementation", "--scenarios-dir", str(scenarios)
     )
     assert status == 2, output
-    assert "ERROR: toolcontract: --scenarios-dir is deprecated: give --scenarios" in output
+    assert "ERROR: toolcanon: --scenarios-dir is deprecated: give --scenarios" in output
     assert "INTERNALERROR" not in output
 
 
@@ -326,8 +326,8 @@ import sys
 
 
 def test_unrelated():
-    loaded = sorted(name for name in sys.modules if name.startswith("toolcontract"))
-    assert loaded == ["toolcontract_conformance", "toolcontract_conformance.plugin"], loaded
+    loaded = sorted(name for name in sys.modules if name.startswith("toolcanon"))
+    assert loaded == ["toolcanon_conformance", "toolcanon_conformance.plugin"], loaded
 """
 
 NEEDS_SNAPSHOT = """
@@ -376,7 +376,7 @@ def test_native_snapshot_without_syrupy_says_what_it_needs(tmp_path: Path) -> No
 
 def test_native_snapshot_is_the_renderer_toolkits(tmp_path: Path) -> None:
     test = (
-        "from toolcontract_conformance.renderer_toolkit import NativeSnapshot\n\n\n"
+        "from toolcanon_conformance.renderer_toolkit import NativeSnapshot\n\n\n"
         "def test_renders(native_snapshot):\n    assert isinstance(native_snapshot, NativeSnapshot)\n"
     )
     done = _unrelated_run(tmp_path, test, hide_syrupy=False)
@@ -384,13 +384,13 @@ def test_native_snapshot_is_the_renderer_toolkits(tmp_path: Path) -> None:
 
 
 def test_the_plugins_default_max_failures_is_the_runners() -> None:
-    from toolcontract_conformance import plugin
-    from toolcontract_conformance.runner import DEFAULT_MAX_FAILURES
+    from toolcanon_conformance import plugin
+    from toolcanon_conformance.runner import DEFAULT_MAX_FAILURES
 
     assert plugin._DEFAULT_MAX_FAILURES == DEFAULT_MAX_FAILURES
 
 
 def test_a_selection_of_no_scenario_is_a_usage_error(tmp_path: Path) -> None:
     status, output = pytest_run(tmp_path, "--impl", "fake_suite:implementation", "-k", "no-scenario-has-this-id")
-    assert status == 2, output  # as toolcontract check; pytest alone gives 5
-    assert "toolcontract: ERROR: no scenario selected" in output
+    assert status == 2, output  # as toolcanon check; pytest alone gives 5
+    assert "toolcanon: ERROR: no scenario selected" in output

@@ -12,11 +12,11 @@ from hypothesis import Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
-from toolcontract_conformance.adapters.inprocess import InProcess
-from toolcontract_conformance.adapters.reference import ReferenceImplementation, run_scenario
-from toolcontract_conformance.exotic import PYTHON_INEXPRESSIBLE
-from toolcontract_conformance.implementation import Ran, Skipped
-from toolcontract_conformance.properties import (
+from toolcanon_conformance.adapters.inprocess import InProcess
+from toolcanon_conformance.adapters.reference import ReferenceImplementation, run_scenario
+from toolcanon_conformance.exotic import PYTHON_INEXPRESSIBLE
+from toolcanon_conformance.implementation import Ran, Skipped
+from toolcanon_conformance.properties import (
     ConformanceFailure,
     check_differential,
     check_invariants,
@@ -24,8 +24,8 @@ from toolcontract_conformance.properties import (
     default_settings,
     invariant_violations,
 )
-from toolcontract_conformance.scenario import scenario_from_data
-from toolcontract_conformance.strategies import (
+from toolcanon_conformance.scenario import scenario_from_data
+from toolcanon_conformance.strategies import (
     CANARY,
     EXOTIC_KINDS,
     REFERENCE_EXOTIC_KINDS,

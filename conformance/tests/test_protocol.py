@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from toolcontract_conformance import protocol
-from toolcontract_conformance._schemas import load_schema, schema_names
-from toolcontract_conformance.exceptions import InvalidResponse, VersionMismatch
-from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
+from toolcanon_conformance import protocol
+from toolcanon_conformance._schemas import load_schema, schema_names
+from toolcanon_conformance.exceptions import InvalidResponse, VersionMismatch
+from toolcanon_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
 
 INFO = ImplementationInfo("fake", "python", "1.0", ("wrappers", "nested"), homepage="https://example.org")
 
@@ -187,7 +187,7 @@ def test_commands_follow_their_schema() -> None:
 )
 def test_the_adapter_loop_accepts_exactly_the_schemas_commands(command: object) -> None:
     """The adapter side checks commands by hand (for speed); it must agree with the JSON Schema."""
-    from toolcontract_conformance.protocol import _is_command, schema_errors
+    from toolcanon_conformance.protocol import _is_command, schema_errors
 
     assert _is_command(command) == (not schema_errors("command", command))
 
@@ -208,7 +208,7 @@ def test_decode_line_at_any_depth() -> None:
 
 
 def test_the_known_capabilities_are_the_scenario_formats() -> None:
-    from toolcontract_conformance.scenario import scenario_schema
+    from toolcanon_conformance.scenario import scenario_schema
 
     assert set(protocol.known_capabilities()) == set(scenario_schema()["$defs"]["capability"]["enum"])
     assert {"timeout", "wrappers", "first-party-renderers"} <= set(protocol.known_capabilities())

@@ -1,4 +1,4 @@
-"""``toolcontract render FAMILY VALUE.json [--args ARGS.json]``."""
+"""``toolcanon render FAMILY VALUE.json [--args ARGS.json]``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from toolcontract_conformance.render_cli import EXIT_INVALID, EXIT_RENDER_FAILED, render_command
+from toolcanon_conformance.render_cli import EXIT_INVALID, EXIT_RENDER_FAILED, render_command
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
@@ -81,4 +81,4 @@ def test_a_config_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
     glob = _file(tmp_path, "g.json", {"root": ".", "paths": ["a"]})
     code, out, err = _run("glob", glob, "--config", _file(tmp_path, "c.json", {"max_results": 0}))
     assert (code, out) == (EXIT_INVALID, "")
-    assert err.startswith("toolcontract render: bad config for glob: ") and err.count("\n") == 1
+    assert err.startswith("toolcanon render: bad config for glob: ") and err.count("\n") == 1

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from toolcontract.definition import Output
-from toolcontract.renderers import FAMILIES
-from toolcontract_conformance.renderer_toolkit import (
+from toolcanon.definition import Output
+from toolcanon.renderers import FAMILIES
+from toolcanon_conformance.renderer_toolkit import (
     NativeSnapshot,
     RendererNotLossless,
     RendererNotPure,

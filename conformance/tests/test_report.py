@@ -18,10 +18,10 @@ import pytest
 from fake_suite import scenario as fake_scenario
 from test_runner import GOLDEN, Scripted, goldens, scenario
 
-from toolcontract_conformance.adapters.inprocess import InProcess
-from toolcontract_conformance.baseline import Baseline
-from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
-from toolcontract_conformance.report import (
+from toolcanon_conformance.adapters.inprocess import InProcess
+from toolcanon_conformance.baseline import Baseline
+from toolcanon_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
+from toolcanon_conformance.report import (
     Policy,
     ReportError,
     Run,
@@ -34,7 +34,7 @@ from toolcontract_conformance.report import (
     validate_report,
     verdict_line,
 )
-from toolcontract_conformance.runner import SuiteResult, run_suite
+from toolcanon_conformance.runner import SuiteResult, run_suite
 
 HERE = Path(__file__).parent
 
@@ -410,8 +410,8 @@ def test_markdown_puts_implementations_side_by_side(side_by_side: dict[str, Any]
     skips = text.index("## #1 scripted 1: known failures and skips\n")
     assert summary < second < first_failures < second_failures < table < by_scenario < skips
     assert text.index("| | #1 scripted 1 | #2 declares 1 |") > skips
-    assert "- run alone: `toolcontract check --impl scripted:implementation --baseline known.json --id" in text
-    assert "- run alone: `toolcontract check --impl-cmd 'node other.mjs' --id snap-ok`" in text
+    assert "- run alone: `toolcanon check --impl scripted:implementation --baseline known.json --id" in text
+    assert "- run alone: `toolcanon check --impl-cmd 'node other.mjs' --id snap-ok`" in text
 
 
 def test_html_puts_implementations_side_by_side(side_by_side: dict[str, Any]) -> None:
@@ -469,10 +469,10 @@ def surrogate_suite(root: Path) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def surrogate_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from toolcontract_conformance.runner import golden_directory
+    from toolcanon_conformance.runner import golden_directory
 
     scenarios_dir, goldens_dir = surrogate_suite(tmp_path_factory.mktemp("surrogates"))
-    from toolcontract_conformance.scenario import load_scenarios
+    from toolcanon_conformance.scenario import load_scenarios
 
     scenarios = [s.data for s in load_scenarios(scenarios_dir)]
     suite = run_suite(InProcess(Surrogates()), scenarios, golden_directory(goldens_dir))
@@ -525,7 +525,7 @@ def test_the_plugin_junit_report_carries_lone_surrogates(tmp_path: Path) -> None
         "-m",
         "pytest",
         "--pyargs",
-        "toolcontract_conformance",
+        "toolcanon_conformance",
         "-p",
         "no:cacheprovider",
         "-p",
@@ -633,9 +633,9 @@ def test_html_shows_stderr_collapsed_and_escaped(noisy: dict[str, Any]) -> None:
 def test_a_crashing_adapters_stderr_reaches_every_report(tmp_path: Path) -> None:
     from fake_suite import write_suite
 
-    from toolcontract_conformance.adapters.subprocess import Subprocess
-    from toolcontract_conformance.runner import golden_directory
-    from toolcontract_conformance.scenario import load_scenarios
+    from toolcanon_conformance.adapters.subprocess import Subprocess
+    from toolcanon_conformance.runner import golden_directory
+    from toolcanon_conformance.scenario import load_scenarios
 
     scenarios_dir, goldens_dir = write_suite(tmp_path / "suite", {"ok-plain": ["R-SNAP-1"], "bad-meta": ["R-NEST-2"]})
     adapter = Subprocess(f"{sys.executable} {HERE / 'misbehaving_adapter.py'} crash-marked", timeout=30)

@@ -24,10 +24,10 @@ import pytest
 from broken_implementations import BUGS, Broken
 from fake_suite import write_suite
 
-from toolcontract_conformance.cli import DEFAULT_IMPLEMENTATION, main
-from toolcontract_conformance.locations import scenarios_dir
-from toolcontract_conformance.report import render, repro_command
-from toolcontract_conformance.rules import load_rules
+from toolcanon_conformance.cli import DEFAULT_IMPLEMENTATION, main
+from toolcanon_conformance.locations import scenarios_dir
+from toolcanon_conformance.report import render, repro_command
+from toolcanon_conformance.rules import load_rules
 
 HERE = Path(__file__).parent
 WINDOW = (1366, 768)
@@ -127,7 +127,7 @@ def _open(page_text: str, folder: Path) -> dict[str, Any]:
 
 
 def _check(folder: Path, *arguments: str) -> dict[str, Any]:
-    """``toolcontract check ARGUMENTS --report``: the JSON report it writes."""
+    """``toolcanon check ARGUMENTS --report``: the JSON report it writes."""
     folder.mkdir(parents=True, exist_ok=True)
     report = folder / "report.json"
     main(["check", *arguments, "--report", str(report)])
@@ -192,7 +192,7 @@ def test_a_passing_run(pages: dict[str, tuple[dict[str, Any], dict[str, Any]]]) 
     [run] = report["implementations"]
     assert run["verdict"] == "pass" and probe["accounts"] == []
     assert probe["summary"].startswith("nothing fails the run")
-    assert probe["columns"] == ["rule", "what it requires", "#1 toolcontract " + run["implementation"]["version"]]
+    assert probe["columns"] == ["rule", "what it requires", "#1 toolcanon " + run["implementation"]["version"]]
     assert probe["chips"] == sum(len(tally["scenarios"]) for tally in run["rules"])
     assert probe["passedChip"] == "rgb(46, 125, 50)" and probe["failedChip"] is None
     skipped = [s for s in run["scenarios"] if s["status"] == "skipped"]
@@ -212,7 +212,7 @@ def test_a_failing_run(pages: dict[str, tuple[dict[str, Any], dict[str, Any]]], 
         assert account["section"] == "failed"
         assert account["repro"] == repro_command(run, scenario["id"])
         assert account["repro"] == (
-            f"toolcontract check --impl test_report_html:broken --scenarios {run['scenariosDir']} --id {scenario['id']}"
+            f"toolcanon check --impl test_report_html:broken --scenarios {run['scenariosDir']} --id {scenario['id']}"
         )
         assert account["files"] == [scenario["scenarioFile"], scenario["goldenFile"]]
         assert Path(scenario["scenarioFile"]).is_file() and Path(scenario["goldenFile"]).is_file()
@@ -234,12 +234,12 @@ def test_two_implementations_side_by_side(
         "rule",
         "what it requires",
         f"#1 broken:{BUG} {first['implementation']['version']}",
-        f"#2 toolcontract {version}",
+        f"#2 toolcanon {version}",
     ]
     failed = [s for s in first["scenarios"] if s["status"] == "failed"]
     assert [account["id"] for account in probe["accounts"]] == [f"i0-s{first['scenarios'].index(s)}" for s in failed]
     assert all(account["section"] == "i0-failed" for account in probe["accounts"])
-    assert f"#1 broken:{BUG}" in probe["summary"] and "#2 toolcontract" in probe["summary"]
+    assert f"#1 broken:{BUG}" in probe["summary"] and "#2 toolcanon" in probe["summary"]
     assert probe["chips"] == sum(len(tally["scenarios"]) for run in (first, second) for tally in run["rules"])
     # the table by scenario lists only the scenarios the two do not both pass
     both = {s["id"] for run in (first, second) for s in run["scenarios"] if s["status"] != "passed"}
@@ -248,7 +248,7 @@ def test_two_implementations_side_by_side(
     suite = first["scenariosDir"]
     assert (
         account["repro"]
-        == f"toolcontract check --impl test_report_html:broken --scenarios {suite} --id {account['scenario']}"
+        == f"toolcanon check --impl test_report_html:broken --scenarios {suite} --id {account['scenario']}"
     )
     _reproduces(account["repro"], first, account["scenario"], tmp_path)
 
@@ -257,9 +257,9 @@ def _reproduces(command: str, run: dict[str, Any], scenario_id: str, folder: Pat
     """Run the command a report gives, in the check's directory, as a user would, and require that scenario's
     failure again, alone."""
     words = shlex.split(command)
-    assert words[:2] == ["toolcontract", "check"], command
+    assert words[:2] == ["toolcanon", "check"], command
     again = folder / f"{scenario_id}.json"
-    program = "import sys; from toolcontract_conformance.cli import main; sys.exit(main())"
+    program = "import sys; from toolcanon_conformance.cli import main; sys.exit(main())"
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         [sys.executable, "-c", program, *words[1:], "--report", str(again)],
@@ -316,7 +316,7 @@ def test_the_command_carries_the_data_baseline_and_options_and_selects_one_scena
     assert commands == expected
     assert repro_command(run, "bad-meta") == shlex.join(
         [
-            "toolcontract",
+            "toolcanon",
             "check",
             *arguments[:2],
             "--baseline",
@@ -345,4 +345,4 @@ def test_an_id_no_scenario_has_is_a_usage_error(tmp_path: Path, capsys: pytest.C
     scenarios, goldens = write_suite(tmp_path / "suite")
     data = ["--scenarios", str(scenarios), "--goldens", str(goldens)]
     assert main(["check", "--impl", "fake_suite:implementation", *data, "--id", "bad-met"]) == 2
-    assert capsys.readouterr().err == "toolcontract check: --id bad-met: no scenario has that id\n"
+    assert capsys.readouterr().err == "toolcanon check: --id bad-met: no scenario has that id\n"

@@ -6,11 +6,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolcontract_conformance.adapters.inprocess import InProcess
-from toolcontract_conformance.baseline import Baseline
-from toolcontract_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
-from toolcontract_conformance.protocol import known_capabilities
-from toolcontract_conformance.runner import NO_RULE, ScenarioResult, golden_directory, judge, run_suite, select
+from toolcanon_conformance.adapters.inprocess import InProcess
+from toolcanon_conformance.baseline import Baseline
+from toolcanon_conformance.implementation import Errored, ImplementationInfo, Outcome, Ran, Skipped
+from toolcanon_conformance.protocol import known_capabilities
+from toolcanon_conformance.runner import NO_RULE, ScenarioResult, golden_directory, judge, run_suite, select
 
 GOLDEN = '{"formatVersion":1,"scenario":"%s","steps":{"c1":{"result":{"isError":false,"value":1}}}}'
 

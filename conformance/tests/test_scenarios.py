@@ -21,15 +21,15 @@ import pytest
 from catalogue import behaviours, catalogue
 from syrupy.assertion import SnapshotAssertion
 
-from toolcontract_conformance import deepjson
-from toolcontract_conformance import scenario as scenario_module
-from toolcontract_conformance.adapters.reference import implementation
-from toolcontract_conformance.golden import GoldenFileExtension
-from toolcontract_conformance.golden_source import REFERENCE, golden_source_of
-from toolcontract_conformance.implementation import Ran, Skipped
-from toolcontract_conformance.locations import goldens_dir, scenarios_dir
-from toolcontract_conformance.rules import load_rules, parse_contract
-from toolcontract_conformance.scenario import (
+from toolcanon_conformance import deepjson
+from toolcanon_conformance import scenario as scenario_module
+from toolcanon_conformance.adapters.reference import implementation
+from toolcanon_conformance.golden import GoldenFileExtension
+from toolcanon_conformance.golden_source import REFERENCE, golden_source_of
+from toolcanon_conformance.implementation import Ran, Skipped
+from toolcanon_conformance.locations import goldens_dir, scenarios_dir
+from toolcanon_conformance.rules import load_rules, parse_contract
+from toolcanon_conformance.scenario import (
     ScenarioError,
     _bundled_valid_texts,
     load_scenario,
@@ -156,7 +156,7 @@ def test_scenario_files_are_named_by_id_and_many() -> None:
 
 def test_rules_json_is_the_contract() -> None:
     parsed = parse_contract((REPOSITORY / "docs" / "contract.md").read_text("utf-8"))
-    assert parsed == load_rules(), "conformance/toolcontract_conformance/data/rules.json is out of date"
+    assert parsed == load_rules(), "conformance/toolcanon_conformance/data/rules.json is out of date"
 
 
 def test_every_rule_is_exercised_and_every_cited_rule_exists() -> None:

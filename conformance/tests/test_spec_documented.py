@@ -16,7 +16,7 @@ import pytest
 from catalogue import PLACES, behaviours, definition, kinds, resolve, scenario_schema, step_kinds
 from test_spec_examples import EXAMPLES, SPEC, Example
 
-from toolcontract_conformance._schemas import load_schema
+from toolcanon_conformance._schemas import load_schema
 
 HEADING = re.compile(r"^(#{2,6}) (.+?)\s*$", re.M)
 NAME = re.compile(r"`([^`]+)`")

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from toolcontract import canonical_json
-from toolcontract_conformance.adapters.reference import run_scenario
-from toolcontract_conformance.adapters.subprocess import Subprocess
-from toolcontract_conformance.implementation import Ran, Skipped
-from toolcontract_conformance.protocol import outcome_to_wire
-from toolcontract_conformance.scenario import scenario_from_data
+from toolcanon import canonical_json
+from toolcanon_conformance.adapters.reference import run_scenario
+from toolcanon_conformance.adapters.subprocess import Subprocess
+from toolcanon_conformance.implementation import Ran, Skipped
+from toolcanon_conformance.protocol import outcome_to_wire
+from toolcanon_conformance.scenario import scenario_from_data
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "protocol.md"
@@ -195,7 +195,7 @@ def test_a_protocol_session_is_what_the_reference_adapter_answers(session: tuple
     line, exchange = session
     sent = "".join(json.dumps(message) + "\n" for arrow, message in exchange if arrow == "→")
     process = subprocess.run(
-        [sys.executable, "-m", "toolcontract_conformance.adapters.reference"],
+        [sys.executable, "-m", "toolcanon_conformance.adapters.reference"],
         input=sent.encode(),
         capture_output=True,
         timeout=120,

@@ -13,11 +13,11 @@ import pytest
 from fake_suite import write_suite
 from misbehaving_adapter import deep_transcript, transcript
 
-from toolcontract_conformance.adapters.subprocess import MAX_LINE_BYTES, Subprocess
-from toolcontract_conformance.exceptions import CannotStart, InvalidResponse, TimedOut, VersionMismatch
-from toolcontract_conformance.implementation import Errored, Ran, Skipped
-from toolcontract_conformance.protocol import known_capabilities
-from toolcontract_conformance.runner import run_suite
+from toolcanon_conformance.adapters.subprocess import MAX_LINE_BYTES, Subprocess
+from toolcanon_conformance.exceptions import CannotStart, InvalidResponse, TimedOut, VersionMismatch
+from toolcanon_conformance.implementation import Errored, Ran, Skipped
+from toolcanon_conformance.protocol import known_capabilities
+from toolcanon_conformance.runner import run_suite
 
 SCRIPT = Path(__file__).with_name("misbehaving_adapter.py")
 QUICK = 0.5  # seconds: a well-behaved answer takes milliseconds
@@ -368,11 +368,11 @@ def test_a_scenario_that_cannot_be_sent_is_errored_unsent() -> None:
         ("seq-float", "errored"),
     ],
 )
-def test_toolcontract_check_reports_a_hostile_answer(tmp_path: Path, mode: str, status: str) -> None:
+def test_toolcanon_check_reports_a_hostile_answer(tmp_path: Path, mode: str, status: str) -> None:
     """The whole command, as a user runs it (output to a file): a verdict and a report, never a traceback."""
     scenarios, golden_folder = write_suite(tmp_path / "suite", {"ok-one": ["R-SNAP-1"]})
     report = tmp_path / "report.json"
-    command = [sys.executable, "-c", "from toolcontract_conformance.cli import main; raise SystemExit(main())"]
+    command = [sys.executable, "-c", "from toolcanon_conformance.cli import main; raise SystemExit(main())"]
     completed = subprocess.run(
         [
             *command,

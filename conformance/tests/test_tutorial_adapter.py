@@ -1,6 +1,6 @@
 """The tutorial's adapter, docs/examples/minimal-adapter.mjs, does what docs/writing-an-adapter.md says it does.
 
-The guide's commands are run for real: the handshake, the whole suite through ``toolcontract check`` (and the
+The guide's commands are run for real: the handshake, the whole suite through ``toolcanon check`` (and the
 pytest plugin), and the failure, baseline and stale baseline of the bug it walks through. Each output shown
 must be what the kit prints, timings aside; the guide's JavaScript excerpts must be the adapter's own lines.
 """
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from toolcontract_conformance.cli import main
-from toolcontract_conformance.exotic import PYTHON_INEXPRESSIBLE
-from toolcontract_conformance.scenario import load_scenarios
+from toolcanon_conformance.cli import main
+from toolcanon_conformance.exotic import PYTHON_INEXPRESSIBLE
+from toolcanon_conformance.scenario import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-an-adapter.md"
@@ -66,7 +66,7 @@ def shown_lines(command: str) -> list[str]:
 
 
 def check(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Run ``toolcontract check`` in this process; its exit status and standard output, timings removed."""
+    """Run ``toolcanon check`` in this process; its exit status and standard output, timings removed."""
     capsys.readouterr()
     status = main(["check", *arguments])
     return status, SECONDS.sub("", capsys.readouterr().out)
@@ -107,7 +107,7 @@ def test_the_suite_passes_with_every_other_scenario_skipped(
     status, output = check(["--impl-cmd", COMMAND, "--validate-protocol", "--report", str(tmp_path / "r.json")], capsys)
     assert status == 0, output
     verdict = output.rstrip("\n").rsplit("\n", 1)[-1]
-    assert verdict == shown_lines(f'toolcontract check --impl-cmd "{COMMAND}"')[-1], "update the guide's numbers"
+    assert verdict == shown_lines(f'toolcanon check --impl-cmd "{COMMAND}"')[-1], "update the guide's numbers"
     (run,) = json.loads((tmp_path / "r.json").read_text("utf-8"))["implementations"]
     assert run["summary"]["failed"] == run["summary"]["errored"] == 0
     for scenario in run["scenarios"]:
@@ -123,14 +123,14 @@ def test_the_suite_passes_with_every_other_scenario_skipped(
 def test_the_pytest_plugin_gives_the_guides_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     process = subprocess.run(
-        [sys.executable, "-m", "pytest", "--pyargs", "toolcontract_conformance", "--impl-cmd", COMMAND, "-q", *PLAIN],
+        [sys.executable, "-m", "pytest", "--pyargs", "toolcanon_conformance", "--impl-cmd", COMMAND, "-q", *PLAIN],
         check=False,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert process.returncode == 0, process.stdout[-3000:]
-    expected = shown_lines(f'pytest --pyargs toolcontract_conformance --impl-cmd "{COMMAND}" -q')
+    expected = shown_lines(f'pytest --pyargs toolcanon_conformance --impl-cmd "{COMMAND}" -q')
     assert SECONDS.sub("", process.stdout).rstrip("\n").splitlines()[-2:] == expected
 
 
@@ -148,20 +148,18 @@ def test_the_documented_bug_fails_is_baselined_and_goes_stale(
 
     status, output = check(["--impl-cmd", buggy, "-k", "val-argument-paths"], capsys)
     assert status == 1
-    assert output.splitlines() == shown_lines(f'toolcontract check --impl-cmd "{buggy}" -k val-argument-paths')
+    assert output.splitlines() == shown_lines(f'toolcanon check --impl-cmd "{buggy}" -k val-argument-paths')
 
     status, output = check(["--impl-cmd", buggy, "--write-baseline", known], capsys)
     assert status == 1
-    assert (
-        output.splitlines()[-1] == shown_lines(f'toolcontract check --impl-cmd "{buggy}" --write-baseline {known}')[-1]
-    )
+    assert output.splitlines()[-1] == shown_lines(f'toolcanon check --impl-cmd "{buggy}" --write-baseline {known}')[-1]
     entries = json.loads(Path(known).read_text("utf-8"))["knownFailures"]
     documented = next(json.loads(body) for info, body in guide_blocks() if info == "json")["knownFailures"][0]
     assert {key: value for key, value in documented.items() if key != "reason"} in entries
 
     status, output = check(["--impl-cmd", buggy, "--baseline", known], capsys)
     assert status == 0
-    assert output.splitlines()[-1] == shown_lines(f'toolcontract check --impl-cmd "{buggy}" --baseline {known}')[-1]
+    assert output.splitlines()[-1] == shown_lines(f'toolcanon check --impl-cmd "{buggy}" --baseline {known}')[-1]
 
     status, output = check(["--impl-cmd", "node fixed.mjs", "--baseline", known], capsys)
     assert status == 1

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from toolcontract import canonical_json
-from toolcontract_conformance.adapters.reference import implementation
-from toolcontract_conformance.exotic import first_inexpressible
-from toolcontract_conformance.implementation import Ran, Skipped
-from toolcontract_conformance.locations import upstream_dir
+from toolcanon import canonical_json
+from toolcanon_conformance.adapters.reference import implementation
+from toolcanon_conformance.exotic import first_inexpressible
+from toolcanon_conformance.implementation import Ran, Skipped
+from toolcanon_conformance.locations import upstream_dir
 
 
 @dataclass(frozen=True)

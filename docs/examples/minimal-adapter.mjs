@@ -1,4 +1,4 @@
-// A minimal implementation of the canonical tool output contract, with its toolcontract adapter, in one file.
+// A minimal implementation of the canonical tool output contract, with its toolcanon adapter, in one file.
 //
 // Plain ES module for Node.js 20, no dependencies. It speaks the kit's adapter protocol (docs/protocol.md,
 // "Adapter protocol") on its standard streams, and runs each scenario against a tiny registry of its own: the
@@ -6,7 +6,7 @@
 // the raw schema subset, validation, the lossless snapshot, normalization, pre-execute listeners, result
 // observers, freezing). It declares no capability, so the kit skips every other scenario unsent.
 //
-//   toolcontract check --impl-cmd "node docs/examples/minimal-adapter.mjs"
+//   toolcanon check --impl-cmd "node docs/examples/minimal-adapter.mjs"
 //
 // docs/writing-an-adapter.md walks through it. The code is written to be read: it recurses where a production
 // registry would walk iteratively (the contract's values may nest thousands of levels deep).

@@ -1,4 +1,4 @@
-// The toolcontract adapter of the original TypeScript tool registry (`@deepseek-ai/dsh-tools` and its peers).
+// The toolcanon adapter of the original TypeScript tool registry (`@deepseek-ai/dsh-tools` and its peers).
 //
 // It speaks the kit's NDJSON adapter protocol, version 1 (docs/protocol.md, "Adapter protocol"), and runs each
 // scenario against a fresh cordis Context holding the original's real services, in the order a scenario reads:
@@ -698,7 +698,7 @@ async function startFixtureMcpServer(tools) {
         return {
           protocolVersion: request.params?.protocolVersion,
           capabilities: { tools: {} },
-          serverInfo: { name: 'toolcontract-fixture', version: '1.0.0' },
+          serverInfo: { name: 'toolcanon-fixture', version: '1.0.0' },
         }
       case 'ping':
         return {}
@@ -747,7 +747,7 @@ function closeServer(server) {
 // --- the model an agent routes to under `attachments` ----------------------------------------------
 
 /** The route every agent has under `attachments {}`: a provider and model of the scenario's own adapter. */
-const MODEL_ROUTE = Object.freeze({ provider: 'toolcontract', model: 'image-input' })
+const MODEL_ROUTE = Object.freeze({ provider: 'toolcanon', model: 'image-input' })
 
 /** An LLM adapter that only describes its model: it declares text and image input, and streams nothing. */
 class ScenarioModels extends LlmAdapter {

@@ -4,7 +4,7 @@ Copied into the scratch project of ``python -m mutation`` as ``tests/test_scenar
 ``locations.json`` (where the scenarios and goldens are). One test per scenario, so that a mutant is tried
 against exactly the scenarios that reach the function it changes.
 
-Each scenario has the deadline ``toolcontract fuzz`` gives an implementation by default: a mutant that makes a
+Each scenario has the deadline ``toolcanon fuzz`` gives an implementation by default: a mutant that makes a
 scenario wait for ever, or loop, fails it as *timed out*, as the kit reports such an implementation. mutmut's
 own time limits are set above it (``mutation/scratch.py``), so that they end only a run of many slow scenarios.
 """
@@ -17,13 +17,13 @@ from typing import Any, Final
 
 import pytest
 
-from toolcontract_conformance.adapters.inprocess import InProcess
-from toolcontract_conformance.adapters.reference import ReferenceImplementation
-from toolcontract_conformance.runner import golden_directory, run_scenario
-from toolcontract_conformance.scenario import load_scenarios
+from toolcanon_conformance.adapters.inprocess import InProcess
+from toolcanon_conformance.adapters.reference import ReferenceImplementation
+from toolcanon_conformance.runner import golden_directory, run_scenario
+from toolcanon_conformance.scenario import load_scenarios
 
 SCENARIO_TIMEOUT: Final = 10.0
-"""Seconds per scenario: ``toolcontract fuzz --timeout``'s default; the slowest scenario takes under 1 s here."""
+"""Seconds per scenario: ``toolcanon fuzz --timeout``'s default; the slowest scenario takes under 1 s here."""
 
 _LOCATIONS: Final = json.loads((Path(__file__).parent / "locations.json").read_text(encoding="utf-8"))
 SCENARIOS: Final = {scenario.id: scenario.data for scenario in load_scenarios(_LOCATIONS["scenarios"])}

@@ -6,12 +6,12 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from toolcontract import Call, Output, Registry, ToolDefinition, ToolResult, define_tool
+from toolcanon import Call, Output, Registry, ToolDefinition, ToolResult, define_tool
 
 
 def text_render(prefix: str = "render:") -> Callable[[Any, Any], list[dict[str, str]]]:
     """A renderer writing ``prefix`` + the value (strings raw, anything else as canonical JSON)."""
-    from toolcontract.jsonvalue import canonical_json
+    from toolcanon.jsonvalue import canonical_json
 
     def render(args: Any, value: Any) -> list[dict[str, str]]:
         return [{"type": "text", "text": prefix + (value if isinstance(value, str) else canonical_json(value))}]

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from conftest import call, echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     AbortController,
     Call,
     Deny,
@@ -15,7 +15,7 @@ from toolcontract import (
     ToolFailure,
     ToolSuccess,
 )
-from toolcontract.result import ErrorInfo, ToolError
+from toolcanon.result import ErrorInfo, ToolError
 
 BEFORE = ToolError("tool call aborted before dispatch", ErrorInfo("AbortError", "ABORTED_BEFORE_DISPATCH"))
 AFTER = ToolError("tool call aborted", ErrorInfo("AbortError", "ABORTED"))
@@ -76,7 +76,7 @@ def test_denial_beats_cancellation() -> None:
 
 def test_approval_cancelled_with_cancelled_caller() -> None:
     """digest 6.3 / 8.2: approval-cancelled plus a cancelled caller gives ABORTED_BEFORE_DISPATCH."""
-    from toolcontract import Ask
+    from toolcanon import Ask
 
     controller = AbortController()
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from toolcontract.demo import replay_hint, tour
-from toolcontract.session import replay
+from toolcanon.demo import replay_hint, tour
+from toolcanon.session import replay
 
 
 def test_tour_prints_and_logs_without_the_value(tmp_path: Path) -> None:
@@ -32,8 +32,8 @@ def test_the_replay_hint_names_a_command_that_is_there(tmp_path: Path, monkeypat
     scripts.mkdir(parents=True)
     monkeypatch.setattr(sys, "executable", str(scripts / "python"))
     assert replay_hint(log) == (
-        f"replay it with the conformance kit (pip install toolcontract-conformance): toolcontract replay {log}"
+        f"replay it with the conformance kit (pip install toolcanon-conformance): toolcanon replay {log}"
     )
-    command = scripts / ("toolcontract.exe" if os.name == "nt" else "toolcontract")
+    command = scripts / ("toolcanon.exe" if os.name == "nt" else "toolcanon")
     command.write_text("")
     assert replay_hint(log) == f"replay it with: {command} replay {log}"

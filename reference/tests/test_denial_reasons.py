@@ -9,9 +9,9 @@ import pytest
 from test_hostile import NOT_JSON, Phases, failed
 
 from conftest import call, plain, raw_tool
-from toolcontract import Accept, Deny, Registry, ToolFailure
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.renderers._ecma import js_string
+from toolcanon import Accept, Deny, Registry, ToolFailure
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.renderers._ecma import js_string
 
 
 def registry_denying(reason: object) -> Registry:

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcontract.frozen import FrozenDict, FrozenError, FrozenList
-from toolcontract.jsonvalue import canonical_json, snapshot_json
+from toolcanon.frozen import FrozenDict, FrozenError, FrozenList
+from toolcanon.jsonvalue import canonical_json, snapshot_json
 
 DICT_MUTATIONS: dict[str, Callable[[Any], object]] = {
     "setitem": lambda d: d.__setitem__("k", 1),

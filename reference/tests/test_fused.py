@@ -10,11 +10,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import call
-from toolcontract import Output, Registry, ToolDefinition
-from toolcontract._fused import NOT_LOSSLESS, FusedNormalization, NotNormalized, OutputRejected, compile_normalizer
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, snapshot_json
-from toolcontract.schema import compile_validator, schema_violations
+from toolcanon import Output, Registry, ToolDefinition
+from toolcanon._fused import NOT_LOSSLESS, FusedNormalization, NotNormalized, OutputRejected, compile_normalizer
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, snapshot_json
+from toolcanon.schema import compile_validator, schema_violations
 
 KEYS = ["a", "b", "1", "10", "0"]
 STRINGS = ["x", "y", ""]

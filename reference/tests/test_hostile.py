@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import call, echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     FrozenDict,
     FrozenList,
     HarnessError,
@@ -28,7 +28,7 @@ from toolcontract import (
     ToolResult,
     ToolSuccess,
 )
-from toolcontract.result import ErrorInfo, ToolError
+from toolcanon.result import ErrorInfo, ToolError
 
 # --- the hostile kinds ---------------------------------------------------------------------------------
 
@@ -759,7 +759,7 @@ def test_a_cancelled_task_propagates_its_cancellation() -> None:
     async def go() -> None:
         registry = Registry()
         registry.register(raw_tool("t", body))
-        from toolcontract import Call
+        from toolcanon import Call
 
         task = asyncio.ensure_future(registry.execute(Call("c1", "t", {})))
         await started.wait()

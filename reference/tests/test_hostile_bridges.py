@@ -36,7 +36,7 @@ from test_hostile import (
 from test_hostile_hooks import InfoSub
 
 from conftest import call, echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     Accept,
     Call,
@@ -49,14 +49,14 @@ from toolcontract import (
     ToolSuccess,
     define_tool,
 )
-from toolcontract.errors import CodeRunFailedError
-from toolcontract.mcp import mcp_tool
-from toolcontract.nested import CodeMode, SubCall, ToolCallError, Tools
-from toolcontract.result import ErrorInfo, ToolError
-from toolcontract.session import ModelToolCall, SessionLog, replay, run_tool_calls
-from toolcontract.signal import AbortController
-from toolcontract.spill import install_spill
-from toolcontract.timeout import install_timeout
+from toolcanon.errors import CodeRunFailedError
+from toolcanon.mcp import mcp_tool
+from toolcanon.nested import CodeMode, SubCall, ToolCallError, Tools
+from toolcanon.result import ErrorInfo, ToolError
+from toolcanon.session import ModelToolCall, SessionLog, replay, run_tool_calls
+from toolcanon.signal import AbortController
+from toolcanon.spill import install_spill
+from toolcanon.timeout import install_timeout
 
 ARGUMENTS_MESSAGE = "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)"
 
@@ -726,6 +726,6 @@ def test_logging_of_contained_failures_uses_exact_text(caplog: pytest.LogCapture
     registry = Registry()
     registry.register(raw_tool("t", lambda a, r: 1))
     registry.on_result(lambda run, result: _raise(RuntimeError(HostileStr("logged"))))
-    with caplog.at_level(logging.WARNING, logger="toolcontract"):
+    with caplog.at_level(logging.WARNING, logger="toolcanon"):
         call(registry, "t")
     assert [record.getMessage() for record in caplog.records] == ['tool "t" (c1): tools/result observer failed: logged']

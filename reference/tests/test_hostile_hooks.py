@@ -35,7 +35,7 @@ from test_hostile import (
 )
 
 from conftest import call, echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     AbortController,
     Accept,
@@ -49,7 +49,7 @@ from toolcontract import (
     ToolFailure,
     ToolSuccess,
 )
-from toolcontract.result import ErrorInfo, ToolError
+from toolcanon.result import ErrorInfo, ToolError
 
 
 def _raise(error: BaseException) -> Any:
@@ -639,7 +639,7 @@ def test_a_hostile_observer_is_contained(observer: Any, logged: str | None, capl
         await asyncio.sleep(0)
         return result
 
-    with caplog.at_level(logging.WARNING, logger="toolcontract"):
+    with caplog.at_level(logging.WARNING, logger="toolcanon"):
         result = asyncio.run(go())
     assert type(result) is ToolSuccess and result.value == 1
     messages = [record.getMessage() for record in caplog.records]

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcontract._fused import FusedNormalization, OutputRejected
-from toolcontract._text_cache import TextKeyedCache
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import (
+from toolcanon._fused import FusedNormalization, OutputRejected
+from toolcanon._text_cache import TextKeyedCache
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.jsonvalue import (
     MAX_SAFE_INTEGER,
     NotLosslessJson,
     Rejection,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import plain
-from toolcontract import ABSENT, Accept, Call, Registry, ToolResult, canonical_json
-from toolcontract.mcp import (
+from toolcanon import ABSENT, Accept, Call, Registry, ToolResult, canonical_json
+from toolcanon.mcp import (
     ImageAdmissionError,
     ImageUpload,
     extract_text,
@@ -19,7 +19,7 @@ from toolcontract.mcp import (
     public_tool_name,
     register_mcp_tools,
 )
-from toolcontract.result import ToolError
+from toolcanon.result import ToolError
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     AbortController,
     Accept,
@@ -29,12 +29,12 @@ from toolcontract import (
     canonical_json,
     define_tool,
 )
-from toolcontract.errors import CodeRunFailedError
-from toolcontract.nested import CodeMode, ProgramRun, SubCall, ToolCallError, Tools
-from toolcontract.renderers.run_code import run_code_output
-from toolcontract.result import ErrorInfo, ToolError
-from toolcontract.schema import compile_value_schema
-from toolcontract.session import ModelToolCall, SessionLog, replay, run_tool_calls
+from toolcanon.errors import CodeRunFailedError
+from toolcanon.nested import CodeMode, ProgramRun, SubCall, ToolCallError, Tools
+from toolcanon.renderers.run_code import run_code_output
+from toolcanon.result import ErrorInfo, ToolError
+from toolcanon.schema import compile_value_schema
+from toolcanon.session import ModelToolCall, SessionLog, replay, run_tool_calls
 
 Program = Callable[[Tools], Any]
 
@@ -143,7 +143,7 @@ def test_numbering_follows_successful_normalization_only() -> None:
 
 def test_normalization_that_raises_gives_the_thrown_message(monkeypatch: pytest.MonkeyPatch) -> None:
     """digest 3.7 code-mode row: a snapshot that raises gives `tool arguments must be lossless JSON: <message>`."""
-    from toolcontract import nested
+    from toolcanon import nested
 
     def explode(value: Any) -> Any:
         raise RuntimeError("trap fired")
@@ -905,7 +905,7 @@ def test_dispatch_log_waterfall_and_a_throwing_listener(caplog: pytest.LogCaptur
 
     mode.on_dispatch_log(broken)
     events.seen.clear()
-    with caplog.at_level(logging.WARNING, logger="toolcontract"):
+    with caplog.at_level(logging.WARNING, logger="toolcanon"):
         execute(registry, agent="agent")
     assert events.seen[1][1]["content"] == [{"type": "text", "text": "render:x"}]
     assert "listener broke" in caplog.text
@@ -921,7 +921,7 @@ def test_a_failing_sink_does_not_change_what_the_program_sees(caplog: pytest.Log
         received.append(await tools.echo({"text": "x"}))
 
     registry, _ = setup(program, events=sink)
-    with caplog.at_level(logging.WARNING, logger="toolcontract"):
+    with caplog.at_level(logging.WARNING, logger="toolcanon"):
         execute(registry, agent="agent")
     assert received == ["x"] and "disk gone" in caplog.text
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import call, echo_tool, plain, raw_tool, text_render
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     Call,
     FrozenError,
@@ -21,7 +21,7 @@ from toolcontract import (
     ToolSuccess,
     define_tool,
 )
-from toolcontract.result import ErrorInfo, ToolError
+from toolcanon.result import ErrorInfo, ToolError
 
 
 def _output_error(tool: str, detail: str) -> str:
@@ -77,7 +77,7 @@ def test_argument_snapshot_failure_is_final(bad: Any) -> None:
 
 def test_argument_failure_beats_a_pre_aborted_signal() -> None:
     """digest 2.3 / 8.4."""
-    from toolcontract import AbortController
+    from toolcanon import AbortController
 
     controller = AbortController()
     controller.abort()
@@ -259,7 +259,7 @@ def test_presentation_meta_rules() -> None:
 
 def test_meta_only_for_direct_calls() -> None:
     """digest 4.4 / 0.5: any parent token makes the call nested; nested calls get no meta."""
-    from toolcontract import DispatchToken
+    from toolcanon import DispatchToken
 
     registry = Registry()
     registry.register(echo_tool())
@@ -271,7 +271,7 @@ def test_meta_only_for_direct_calls() -> None:
 
 def test_render_runs_on_every_normalization() -> None:
     """digest 4.5: not cached (body, then a post-execute value replacement)."""
-    from toolcontract import Accept
+    from toolcanon import Accept
 
     renders: list[Any] = []
     registry = Registry()
@@ -331,7 +331,7 @@ def test_info_only_for_harness_errors(thrown: BaseException, message: str, info:
 
 def test_message_extraction_is_total() -> None:
     """digest 5.5: objects with a string message, anything else str(); unprintable values."""
-    from toolcontract.errors import error_message
+    from toolcanon.errors import error_message
 
     assert error_message(_WithMessage()) == "object message"
     assert error_message("kaboom") == "kaboom"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import call, echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     Accept,
     Allow,
@@ -25,7 +25,7 @@ from toolcontract import (
     ToolFailure,
     ToolSuccess,
 )
-from toolcontract.result import ErrorInfo, ToolError
+from toolcanon.result import ErrorInfo, ToolError
 
 
 class Recorder:
@@ -271,7 +271,7 @@ def test_wrapper_throw_is_final_and_loses_deferred_contexts() -> None:
 
 def test_wrapper_signal_replacement_is_fused() -> None:
     """digest 6.13 / 12.8: the body sees a fresh fused signal; exec.signal restored to the wrapper's."""
-    from toolcontract import AbortController
+    from toolcanon import AbortController
 
     caller = AbortController()
     replacement = AbortController()
@@ -555,7 +555,7 @@ def test_observers_see_the_returned_object_and_failures_are_contained(
         await asyncio.sleep(0)
         return result
 
-    with caplog.at_level(logging.WARNING, logger="toolcontract"):
+    with caplog.at_level(logging.WARNING, logger="toolcanon"):
         result = asyncio.run(scenario())
     assert seen[0][1] is result
     messages = [record.getMessage() for record in caplog.records]
@@ -582,7 +582,7 @@ def test_observers_that_succeed_log_nothing(caplog: pytest.LogCaptureFixture) ->
         for _ in range(3):
             await asyncio.sleep(0)
 
-    with caplog.at_level(logging.DEBUG, logger="toolcontract"):
+    with caplog.at_level(logging.DEBUG, logger="toolcanon"):
         asyncio.run(scenario())
     assert sorted(seen) == ["async", "sync"]
     assert caplog.records == []

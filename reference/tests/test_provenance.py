@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import call, echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     Accept,
     Call,
@@ -23,7 +23,7 @@ from toolcontract import (
     ToolSuccess,
     define_tool,
 )
-from toolcontract.result import ErrorInfo, ToolError
+from toolcanon.result import ErrorInfo, ToolError
 
 
 def test_untouched_next_result_passes_as_is() -> None:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from conftest import call, echo_tool, raw_tool, text_render
-from toolcontract import JsonSchemaError, Output, Registry, ToolDefinition, define_tool
-from toolcontract.errors import DuplicateToolError, ReservedToolNameError, contract_error_name
+from toolcanon import JsonSchemaError, Output, Registry, ToolDefinition, define_tool
+from toolcanon.errors import DuplicateToolError, ReservedToolNameError, contract_error_name
 
 DECLARATION = 'tool "t" must declare output { schema, render, presentationMeta? }'
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.result import ABSENT, DispatchToken, ErrorInfo, ToolError, ToolFailure, ToolSuccess, plain_error
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.result import ABSENT, DispatchToken, ErrorInfo, ToolError, ToolFailure, ToolSuccess, plain_error
 
 
 def test_a_success_shows_every_field_in_its_repr() -> None:

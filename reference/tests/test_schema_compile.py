@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fused import StrKey, poisoned, schemas
 
-from toolcontract.errors import JsonSchemaError
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER, snapshot_json
-from toolcontract.schema import compile_validator, schema_violations, supported_copy
+from toolcanon.errors import JsonSchemaError
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.jsonvalue import MAX_SAFE_INTEGER, snapshot_json
+from toolcanon.schema import compile_validator, schema_violations, supported_copy
 
 
 def _frozen_all_the_way(value: Any) -> bool:
@@ -80,8 +80,8 @@ class Count(int):
 )
 def test_data_that_only_looks_alike_is_compiled_apart(first: Any, second: Any, value: Any) -> None:
     """Lookalikes the C encoder writes the same way never share a cached compilation, in either order."""
-    from toolcontract._schema_subset import _walk_violations
-    from toolcontract._schema_validate import _compile
+    from toolcanon._schema_subset import _walk_violations
+    from toolcanon._schema_validate import _compile
 
     for order in ((first, second), (second, first)):
         for schema in order:
@@ -101,7 +101,7 @@ def test_a_deep_schema_is_cached_by_its_canonical_text() -> None:
 
 def test_the_cache_holds_a_bounded_length_of_text() -> None:
     """Compiled forms of large schemas do not pile up: the oldest go once the texts' length passes the budget."""
-    from toolcontract._text_cache import TextKeyedCache
+    from toolcanon._text_cache import TextKeyedCache
 
     compiled: list[Any] = []
     cache: TextKeyedCache[int] = TextKeyedCache(size=10, budget=100)

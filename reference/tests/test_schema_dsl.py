@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from toolcontract.errors import JsonSchemaError
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.schema import compile_parameters, compile_value_schema
+from toolcanon.errors import JsonSchemaError
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.schema import compile_parameters, compile_value_schema
 
 ANNOTATED = {"description": "d", "title": "t", "default": None, "examples": [1]}
 

@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from toolcontract._schema_deep import collect_without_closures
-from toolcontract._schema_kinds import is_lossless
-from toolcontract.jsonvalue import is_lossless_json, snapshot_json
-from toolcontract.schema import compile_validator, schema_violations
-from toolcontract_conformance.strategies import lossless_values, subset_schemas, values_for
+from toolcanon._schema_deep import collect_without_closures
+from toolcanon._schema_kinds import is_lossless
+from toolcanon.jsonvalue import is_lossless_json, snapshot_json
+from toolcanon.schema import compile_validator, schema_violations
+from toolcanon_conformance.strategies import lossless_values, subset_schemas, values_for
 
 SETTINGS = settings(
     max_examples=2 * settings().max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]

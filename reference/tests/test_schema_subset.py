@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from toolcontract.errors import JsonSchemaError
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER
-from toolcontract.schema import assert_object_schema, assert_supported_schema, schema_violations
+from toolcanon.errors import JsonSchemaError
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.jsonvalue import MAX_SAFE_INTEGER
+from toolcanon.schema import assert_object_schema, assert_supported_schema, schema_violations
 
 UNSUPPORTED = (
     "is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const"

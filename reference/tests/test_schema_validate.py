@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from toolcontract._schema_deep import CLOSURE_HEIGHT, collect_without_closures
-from toolcontract.errors import JsonSchemaError, ToolArgsError, ToolOutputError
-from toolcontract.frozen import FrozenDict, FrozenList
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER, snapshot_json
-from toolcontract.schema import Validator, compile_parameters, compile_validator, compile_value_schema
+from toolcanon._schema_deep import CLOSURE_HEIGHT, collect_without_closures
+from toolcanon.errors import JsonSchemaError, ToolArgsError, ToolOutputError
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.jsonvalue import MAX_SAFE_INTEGER, snapshot_json
+from toolcanon.schema import Validator, compile_parameters, compile_validator, compile_value_schema
 
 
 def check(schema: Any, value: Any, root: str = "value") -> list[str]:

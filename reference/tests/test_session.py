@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     AbortController,
     Accept,
@@ -27,10 +27,10 @@ from toolcontract import (
     ToolSuccess,
     canonical_json,
 )
-from toolcontract.demo import word_count_registry
-from toolcontract.jsonvalue import MAX_SAFE_INTEGER
-from toolcontract.result import ErrorInfo, ToolError
-from toolcontract.session import (
+from toolcanon.demo import word_count_registry
+from toolcanon.jsonvalue import MAX_SAFE_INTEGER
+from toolcanon.result import ErrorInfo, ToolError
+from toolcanon.session import (
     InvalidEventError,
     MalformedLogError,
     ModelToolCall,
@@ -44,7 +44,7 @@ from toolcontract.session import (
     run_tool_calls,
     tool_result_data,
 )
-from toolcontract_conformance.replay_cli import replay_command
+from toolcanon_conformance.replay_cli import replay_command
 
 
 def by_call_id(call_id: str) -> str:
@@ -766,7 +766,7 @@ def test_property_truncated_last_line_keeps_every_earlier_event(tmp_path: Path, 
 
 
 def test_replay_command_prints_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`toolcontract replay LOG` prints each derived message as canonical JSON, one per line."""
+    """`toolcanon replay LOG` prints each derived message as canonical JSON, one per line."""
     registry = Registry()
     registry.register(echo_tool())
     path = tmp_path / "s.jsonl"
@@ -785,8 +785,7 @@ def test_replay_command_reports_a_torn_line(tmp_path: Path, capsys: pytest.Captu
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        f"toolcontract replay: {path}: line 2 (byte offset {len(lines[0])}) is torn: "
-        "3 bytes without a newline; skipped\n"
+        f"toolcanon replay: {path}: line 2 (byte offset {len(lines[0])}) is torn: 3 bytes without a newline; skipped\n"
     )
 
 
@@ -794,18 +793,18 @@ def test_replay_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     """A missing file or a malformed log: a clear message on standard error and a non-zero exit."""
     missing = tmp_path / "absent.jsonl"
     assert replay_command([str(missing)]) == 1
-    assert capsys.readouterr().err == f"toolcontract replay: error: {missing}: no such file\n"
+    assert capsys.readouterr().err == f"toolcanon replay: error: {missing}: no such file\n"
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b"oops\n")
     assert replay_command([str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(
-        f"toolcontract replay: error: malformed session log: {bad}: line 1 (byte offset 0): not valid JSON"
+        f"toolcanon replay: error: malformed session log: {bad}: line 1 (byte offset 0): not valid JSON"
     )
     assert replay_command([str(tmp_path)]) == 1
     assert "is a directory" in capsys.readouterr().err
     assert replay_command([]) == 2
-    assert "usage: toolcontract replay" in capsys.readouterr().err
+    assert "usage: toolcanon replay" in capsys.readouterr().err
 
 
 def test_define_tool_demo_round_trip(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import echo_tool, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     AbortController,
     Accept,
@@ -22,9 +22,9 @@ from toolcontract import (
     ToolFailure,
     ToolResult,
 )
-from toolcontract.nested import CodeMode, Tools
-from toolcontract.result import ToolError
-from toolcontract.spill import (
+from toolcanon.nested import CodeMode, Tools
+from toolcanon.result import ToolError
+from toolcanon.spill import (
     bound_content,
     directory_store,
     install_dispatch_log_spill,

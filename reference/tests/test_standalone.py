@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "toolcontract"
+PACKAGE = Path(__file__).resolve().parents[1] / "toolcanon"
 
 
 def _imported_roots(source: Path) -> set[str]:
@@ -26,7 +26,7 @@ def test_every_module_imports_only_the_standard_library_and_the_package() -> Non
         f"{path.relative_to(PACKAGE.parent)}: {root}"
         for path in sorted(PACKAGE.rglob("*.py"))
         for root in _imported_roots(path)
-        if root not in sys.stdlib_module_names and root != "toolcontract"
+        if root not in sys.stdlib_module_names and root != "toolcanon"
     }
     assert not foreign, sorted(foreign)
 
@@ -36,10 +36,10 @@ def test_importing_every_module_loads_nothing_from_outside_the_standard_library(
     program = """
 import importlib, pkgutil, sys
 before = set(sys.modules)
-import toolcontract
-for module in pkgutil.walk_packages(toolcontract.__path__, "toolcontract."):
+import toolcanon
+for module in pkgutil.walk_packages(toolcanon.__path__, "toolcanon."):
     importlib.import_module(module.name)
 print(sorted({name.partition(".")[0] for name in set(sys.modules) - before} - set(sys.stdlib_module_names)))
 """
     loaded = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "['toolcontract']"
+    assert loaded.strip() == "['toolcanon']"

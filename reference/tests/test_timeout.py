@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import call, plain, raw_tool
-from toolcontract import (
+from toolcanon import (
     ABSENT,
     AbortController,
     AbortSignal,
@@ -27,10 +27,10 @@ from toolcontract import (
     ToolFailure,
     ToolSuccess,
 )
-from toolcontract.errors import ToolTimeoutError
-from toolcontract.nested import CodeMode, ToolCallError, Tools
-from toolcontract.result import ErrorInfo, ToolError
-from toolcontract.timeout import (
+from toolcanon.errors import ToolTimeoutError
+from toolcanon.nested import CodeMode, ToolCallError, Tools
+from toolcanon.result import ErrorInfo, ToolError
+from toolcanon.timeout import (
     MAX_TIMER_DELAY_MS,
     TOOL_TIMEOUT,
     TimeoutReason,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from toolcontract_conformance.renderer_toolkit import native_snapshot  # noqa: F401
+from toolcanon_conformance.renderer_toolkit import native_snapshot  # noqa: F401
 
 REPOSITORY: Final = Path(__file__).resolve().parents[3]
 FIXTURES: Final = REPOSITORY / "fixtures" / "renderers"

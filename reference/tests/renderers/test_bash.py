@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolcontract.renderers import FAMILIES, render_native
+from toolcanon.renderers import FAMILIES, render_native
 
 
 def _foreground(**fields: Any) -> dict[str, Any]:

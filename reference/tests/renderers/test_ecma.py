@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolcontract.renderers._ecma import (
+from toolcanon.renderers._ecma import (
     es_keys,
     js_string,
     js_trim,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolcontract.jsonvalue import canonical_json
-from toolcontract.renderers import output_for, render_native
-from toolcontract.renderers._ecma import utf8_length
-from toolcontract.renderers._meta_cap import SEARCH_META_MAX_BYTES
-from toolcontract.renderers.glob import sample_across_top_level
+from toolcanon.jsonvalue import canonical_json
+from toolcanon.renderers import output_for, render_native
+from toolcanon.renderers._ecma import utf8_length
+from toolcanon.renderers._meta_cap import SEARCH_META_MAX_BYTES
+from toolcanon.renderers.glob import sample_across_top_level
 
 
 def _meta(family: str, value: Any, **config: Any) -> Any:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolcontract.renderers import FAMILIES, render_native
-from toolcontract_conformance.renderer_toolkit import NativeSnapshot, RendererFixture, load_renderer_fixtures
+from toolcanon.renderers import FAMILIES, render_native
+from toolcanon_conformance.renderer_toolkit import NativeSnapshot, RendererFixture, load_renderer_fixtures
 
 from .conftest import FIXTURES, GOLDENS
 

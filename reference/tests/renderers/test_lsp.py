@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolcontract.renderers.lsp import cap_result, render_uri
+from toolcanon.renderers.lsp import cap_result, render_uri
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcontract.renderers import FAMILIES, output_for
-from toolcontract.schema import compile_value_schema
-from toolcontract_conformance.renderer_toolkit import RendererFixture, check_renderer, load_renderer_fixtures
+from toolcanon.renderers import FAMILIES, output_for
+from toolcanon.schema import compile_value_schema
+from toolcanon_conformance.renderer_toolkit import RendererFixture, check_renderer, load_renderer_fixtures
 
 from .conftest import FIXTURES
 
@@ -34,12 +34,12 @@ def test_fixture_values(fixture: RendererFixture) -> None:
 
 def _values_for() -> Any:
     try:
-        strategies = importlib.import_module("toolcontract_conformance.strategies")
+        strategies = importlib.import_module("toolcanon_conformance.strategies")
     except ImportError:
-        pytest.skip("toolcontract_conformance.strategies is not available")
+        pytest.skip("toolcanon_conformance.strategies is not available")
     values_for = getattr(strategies, "values_for", None)
     if values_for is None:
-        pytest.skip("toolcontract_conformance.strategies has no values_for")
+        pytest.skip("toolcanon_conformance.strategies has no values_for")
     return values_for
 
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from toolcontract.errors import ToolOutputError
-from toolcontract.renderers import FAMILIES, render_native
-from toolcontract.renderers.read import language_for_path
+from toolcanon.errors import ToolOutputError
+from toolcanon.renderers import FAMILIES, render_native
+from toolcanon.renderers.read import language_for_path
 
 VALUE: dict[str, Any] = {
     "path": "/abs/a.txt",

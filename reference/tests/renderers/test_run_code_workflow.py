@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from toolcontract.errors import ToolOutputError
-from toolcontract.jsonvalue import canonical_json
-from toolcontract.renderers import render_native
-from toolcontract.renderers.run_code import pretty_json
+from toolcanon.errors import ToolOutputError
+from toolcanon.jsonvalue import canonical_json
+from toolcanon.renderers import render_native
+from toolcanon.renderers.run_code import pretty_json
 
 
 @pytest.mark.parametrize(

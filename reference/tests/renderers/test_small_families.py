@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolcontract.renderers import FAMILIES, output_for, render_native
-from toolcontract.renderers.skill import escape_attribute, escape_text
+from toolcanon.renderers import FAMILIES, output_for, render_native
+from toolcanon.renderers.skill import escape_attribute, escape_text
 
 
 def test_todo_counts_sentence() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolcontract.renderers import FAMILIES, finalize_native, output_for, render_native
-from toolcontract.renderers.terminal import bound_terminal_text
+from toolcanon.renderers import FAMILIES, finalize_native, output_for, render_native
+from toolcanon.renderers.terminal import bound_terminal_text
 
 
 def test_bound_terminal_text() -> None:

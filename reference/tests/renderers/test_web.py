@@ -8,9 +8,9 @@ from typing import Final
 
 import pytest
 
-from toolcontract.renderers import FAMILIES, output_for, render_native
-from toolcontract.renderers._hostname import InvalidUrl, url_hostname
-from toolcontract.renderers._html_markdown import exceeds_conversion_depth, html_to_markdown
+from toolcanon.renderers import FAMILIES, output_for, render_native
+from toolcanon.renderers._hostname import InvalidUrl, url_hostname
+from toolcanon.renderers._html_markdown import exceeds_conversion_depth, html_to_markdown
 
 HOSTNAMES: Final = json.loads((Path(__file__).parent / "data" / "url-hostnames.json").read_text(encoding="utf-8"))
 

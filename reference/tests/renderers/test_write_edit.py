@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from toolcontract.renderers import FAMILIES, render_native
-from toolcontract.renderers._hunks import compute_hunk_diffs, hunk_lines
+from toolcanon.renderers import FAMILIES, render_native
+from toolcanon.renderers._hunks import compute_hunk_diffs, hunk_lines
 
 from .conftest import REPOSITORY
 

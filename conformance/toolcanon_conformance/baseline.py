@@ -1,0 +1,141 @@
+"""A baseline of known failures: listed deviations that do not fail a run, and that must not go stale.
+
+A baseline file names the scenarios an implementation is known to fail, optionally narrowed to JSON paths::
+
+    {"formatVersion": 1,
+     "knownFailures": [
+       {"scenario": "post-accept-value-rerenders", "reason": "issue 12"},
+       {"scenario": "meta-direct-vs-nested", "paths": ["$.steps.outer.nested[0].result.meta"]}]}
+
+A failure of a listed scenario is *known* when every difference lies under one of its paths (any difference,
+when it lists none; an errored scenario only matches an entry without paths). Everything else still fails the
+run, and so does a stale entry: a listed scenario that now passes, a listed path where nothing differs any
+more, or a scenario id that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path as FilePath
+from typing import Any, Literal, TypeAlias
+
+from toolcanon_conformance._schemas import schema_errors
+from toolcanon_conformance.deepjson import NESTING_LIMIT, first_too_deep, loads
+from toolcanon_conformance.diff import Difference, Path, format_path, is_under, parse_path
+
+__all__ = [
+    "BASELINE_FORMAT_VERSION",
+    "Baseline",
+    "BaselineError",
+    "BaselineProblem",
+    "KnownFailure",
+    "Verdict",
+]
+
+BASELINE_FORMAT_VERSION = 1
+
+Verdict: TypeAlias = Literal["known-failure", "unlisted", "stale"]
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be read: not JSON, or not of the baseline schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFailure:
+    """One entry of a baseline: a scenario known to fail, optionally only at some JSON paths."""
+
+    scenario: str
+    paths: tuple[Path, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineProblem:
+    """Something wrong with the baseline itself, found by a run: it fails the run."""
+
+    scenario: str
+    kind: Literal["stale", "unknown-scenario"]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The known failures of one implementation, keyed by scenario id."""
+
+    entries: dict[str, KnownFailure] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, file: str | FilePath) -> Baseline:
+        """Read a baseline file, checked against ``schemas/baseline.schema.json``."""
+        try:
+            data = loads(FilePath(file).read_text(encoding="utf-8"), max_depth=NESTING_LIMIT)
+        except (OSError, ValueError) as error:
+            raise BaselineError(f"{file}: cannot read the baseline: {error}") from None
+        return cls.from_json(data, source=str(file))
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "<baseline>") -> Baseline:
+        """A baseline from its parsed JSON form (nested at most ``NESTING_LIMIT`` levels, as a file must be)."""
+        too_deep = first_too_deep(data, NESTING_LIMIT)
+        if too_deep is not None:
+            raise BaselineError(f"{source}: not a baseline: nested deeper than {NESTING_LIMIT} levels")
+        errors = schema_errors("baseline.schema.json", data)
+        if errors:
+            raise BaselineError(f"{source}: not a baseline: " + "; ".join(errors))
+        entries: dict[str, KnownFailure] = {}
+        for item in data["knownFailures"]:
+            try:
+                paths = tuple(parse_path(text) for text in item.get("paths", ()))
+            except ValueError as error:
+                raise BaselineError(f"{source}: {item['scenario']}: {error}") from None
+            if item["scenario"] in entries:
+                raise BaselineError(f"{source}: {item['scenario']} is listed twice")
+            entries[item["scenario"]] = KnownFailure(item["scenario"], paths, item.get("reason", ""))
+        return cls(entries)
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form of this baseline."""
+        items: list[dict[str, Any]] = []
+        for entry in self.entries.values():
+            item: dict[str, Any] = {"scenario": entry.scenario}
+            if entry.paths:
+                item["paths"] = [format_path(path) for path in entry.paths]
+            if entry.reason:
+                item["reason"] = entry.reason
+            items.append(item)
+        return {"formatVersion": BASELINE_FORMAT_VERSION, "knownFailures": items}
+
+    def unknown_scenarios(self, known_ids: Collection[str]) -> list[BaselineProblem]:
+        """A problem for each listed scenario that is not among ``known_ids``."""
+        return [
+            BaselineProblem(scenario, "unknown-scenario", f"the baseline lists {scenario!r}, which is no scenario")
+            for scenario in self.entries
+            if scenario not in known_ids
+        ]
+
+    def judge(self, scenario: str, status: str, differences: Iterable[Difference] = ()) -> tuple[Verdict | None, str]:
+        """How the baseline sees one scenario's outcome: ``(verdict, explanation)``.
+
+        ``None`` for a scenario the baseline does not list or that did not run. ``"known-failure"``: the
+        failure is listed. ``"unlisted"``: it fails at a place the entry does not list. ``"stale"``: the entry
+        lists a failure that is gone.
+        """
+        entry = self.entries.get(scenario)
+        if entry is None or status == "skipped":
+            return None, ""
+        if status == "passed":
+            return "stale", f"{scenario} is listed as a known failure but passes: remove it from the baseline"
+        if not entry.paths:
+            return "known-failure", entry.reason
+        if status != "failed":
+            return "unlisted", f"{scenario} is {status}, not failing at the listed paths"
+        found = list(differences)
+        outside = [d for d in found if not any(is_under(d.path, prefix) for prefix in entry.paths)]
+        if outside:
+            return "unlisted", "differs outside the listed paths, at " + ", ".join(d.where for d in outside[:5])
+        gone = [prefix for prefix in entry.paths if not any(is_under(d.path, prefix) for d in found)]
+        if gone:
+            return "stale", "no longer differs at " + ", ".join(format_path(prefix) for prefix in gone)
+        return "known-failure", entry.reason
