@@ -1,3 +1,3 @@
 """The conformance kit of the canonical tool output contract."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

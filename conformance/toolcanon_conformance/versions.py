@@ -50,7 +50,7 @@ def reference_version() -> str:
 
 
 def version_text() -> str:
-    """``toolcanon 0.1.0`` then the reference implementation's and the adapter protocol's versions."""
+    """``toolcanon 0.2.0`` then the reference implementation's and the adapter protocol's versions."""
     return (
         f"toolcanon {kit_version()}\n"
         f"reference implementation: toolcanon {reference_version()}; adapter protocol version {PROTOCOL_VERSION}"

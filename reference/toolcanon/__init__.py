@@ -28,7 +28,7 @@ from toolcanon.result import (
 )
 from toolcanon.signal import AbortController, AbortSignal
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ABSENT",
