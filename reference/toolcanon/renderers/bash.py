@@ -63,7 +63,10 @@ def _stream_text(stream: Any) -> str:
     if not stream["truncated"]:
         text: str = stream["text"]
         return text
-    spill = stream.get("spillPath") or "(unavailable)"
+    # ECMAScript's ??, as the original writes it: only an absent or null path is unavailable; an empty one prints.
+    spill = stream.get("spillPath")
+    if spill is None:
+        spill = "(unavailable)"
     return f"{stream['text']}\n[output truncated; full output: {spill}]"
 
 
