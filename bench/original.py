@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -16,21 +15,21 @@ from data import SHA256, generate, schema
 HERE: Final = Path(__file__).parent
 SCRIPT: Final = HERE / "upstream.mjs"
 INSTALLED: Final = HERE.parent / "implementations" / "typescript-dsh-tools" / "node_modules" / "@deepseek-ai"
-MINIMUM_NODE: Final = 20
+
+sys.path.insert(0, str(HERE.parent / "tools"))
+from original_node import NodeUnavailable, original_node  # noqa: E402  (the one place that picks the Node)
 
 
 def unavailable() -> str | None:
-    """Why the original cannot be measured here (no Node 20 or newer, packages not installed), or ``None``."""
-    node = shutil.which("node")
-    if node is None:
-        return "node is not on PATH"
-    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    match = re.fullmatch(r"v(\d+)\..*", version)
-    if match is None or int(match.group(1)) < MINIMUM_NODE:
-        return f"node {version or '(unknown version)'} is older than {MINIMUM_NODE}"
+    """Why the original cannot be measured here (no Node in its engine range, packages not installed), or
+    ``None``."""
     missing = [name for name in ("dsh-tools", "cordis", "dsh-system-prompt") if not (INSTALLED / name).is_dir()]
     if missing:
         return f"implementations/typescript-dsh-tools/node_modules lacks {', '.join(missing)} (run npm ci there)"
+    try:
+        original_node()
+    except NodeUnavailable as error:
+        return str(error)
     return None
 
 
@@ -43,7 +42,7 @@ def measure(runs: int, calls: int) -> tuple[str, Figures]:
         (Path(directory) / "schema.json").write_text(json.dumps(schema()), encoding="utf-8")
         # stderr passes through: the script reports each figure as it is measured
         completed = subprocess.run(
-            ["node", str(SCRIPT), str(value_path), SHA256, str(runs), str(calls)],
+            [str(original_node()), str(SCRIPT), str(value_path), SHA256, str(runs), str(calls)],
             stdout=subprocess.PIPE,
             text=True,
             check=True,

@@ -20,6 +20,10 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
+import { requireEngine } from '../implementations/typescript-dsh-tools/engine.mjs'
+
+requireEngine('bench/upstream.mjs')
+
 const HERE = dirname(fileURLToPath(import.meta.url))
 const INSTALLED = join(HERE, '..', 'implementations', 'typescript-dsh-tools', 'package.json')
 const resolve = createRequire(INSTALLED).resolve

@@ -12,7 +12,8 @@ from ``pytest conformance/tests/test_scenarios.py --snapshot-update``.
 
 Exit status: 0 done (``--check``: every golden is current), 1 an implementation did not answer a transcript or
 (``--check``) a golden is missing or differs, 2 a usage error (an unknown id, a scenario whose golden is the
-reference's, a source this script cannot run). Review every new or changed golden against the contract digest
+reference's, a source this script cannot run, or whose engine is not installed: the original runs on the Node
+``tools/original_node.py`` picks). Review every new or changed golden against the contract digest
 and commit it on its own, saying why the bytes exist or changed.
 """
 
@@ -21,12 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import jsonschema
 from jsonschema.exceptions import best_match
+from original_node import NodeUnavailable, adapter_command
 
 from toolcanon_conformance.adapters.subprocess import Subprocess
 from toolcanon_conformance.golden_source import REFERENCE, golden_source_of
@@ -35,10 +37,11 @@ from toolcanon_conformance.scenario import Scenario, ScenarioError, load_scenari
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 
-ADAPTERS: Final[dict[str, list[str]]] = {
-    "typescript-dsh-tools": ["node", str(ROOT / "implementations" / "typescript-dsh-tools" / "adapter.mjs")],
+ADAPTERS: Final[dict[str, Callable[[], list[str]]]] = {
+    "typescript-dsh-tools": adapter_command,
 }
-"""The adapter command of each source a golden may be recorded from."""
+"""How to get the adapter command of each source a golden may be recorded from (it may raise
+:class:`NodeUnavailable`: the original runs only on the engine its packages require)."""
 
 
 class UsageError(Exception):
@@ -95,11 +98,18 @@ def _problem(scenario_id: str, transcript: str) -> str | None:
 
 
 def record(scenarios: Sequence[Scenario], goldens: Path, *, check: bool, timeout: float) -> int:
-    """Run each scenario through its source's adapter and write (or, with ``check``, compare) its golden."""
+    """Run each scenario through its source's adapter and write (or, with ``check``, compare) its golden; 2 when
+    a source's engine is missing."""
     failed = False
     counts = {"new": 0, "changed": 0, "unchanged": 0}
-    for source in dict.fromkeys(golden_source_of(scenario.data) for scenario in scenarios):
-        adapter = Subprocess(ADAPTERS[source], timeout=timeout, validate_protocol=True, cwd=ROOT)
+    sources = list(dict.fromkeys(golden_source_of(scenario.data) for scenario in scenarios))
+    try:
+        commands = {source: ADAPTERS[source]() for source in sources}
+    except NodeUnavailable as error:
+        print(f"record_goldens.py: {error}", file=sys.stderr)
+        return 2
+    for source in sources:
+        adapter = Subprocess(commands[source], timeout=timeout, validate_protocol=True, cwd=ROOT)
         adapter.start()
         try:
             for seq, scenario in enumerate(s for s in scenarios if golden_source_of(s.data) == source):

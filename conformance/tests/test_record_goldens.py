@@ -45,7 +45,7 @@ def folders(tmp_path: Path, tool: ModuleType, monkeypatch: pytest.MonkeyPatch) -
 
 def _main(tool: ModuleType, folders: tuple[Path, Path], *arguments: str, mode: str = "good") -> int:
     """Run the tool with the original played by the misbehaving adapter in ``mode`` (the fixture restores it)."""
-    tool.ADAPTERS["typescript-dsh-tools"] = [sys.executable, str(HERE / "misbehaving_adapter.py"), mode]
+    tool.ADAPTERS["typescript-dsh-tools"] = lambda: [sys.executable, str(HERE / "misbehaving_adapter.py"), mode]
     status: int = tool.main([*arguments, "--scenarios", str(folders[0]), "--goldens", str(folders[1])])
     return status
 
@@ -87,4 +87,17 @@ def test_an_answer_that_is_no_transcript_writes_nothing(
     assert _main(tool, folders, mode="skip") == 1
     assert "js-a: typescript-dsh-tools did not answer a transcript" in capsys.readouterr().out
     assert _main(tool, folders, mode="wrong-transcript") == 1
+    assert list(folders[1].iterdir()) == []
+
+
+def test_a_missing_engine_is_a_usage_error_that_says_what_to_do(
+    tool: ModuleType, folders: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    def unavailable() -> list[str]:
+        raise tool.NodeUnavailable("no Node.js ^22.19.0 || >=24.0.0 to run the original (found no node): run npm ci")
+
+    tool.ADAPTERS["typescript-dsh-tools"] = unavailable
+    status = tool.main(["--scenarios", str(folders[0]), "--goldens", str(folders[1])])
+    assert status == 2
+    assert "record_goldens.py: no Node.js ^22.19.0 || >=24.0.0 to run the original" in capsys.readouterr().err
     assert list(folders[1].iterdir()) == []

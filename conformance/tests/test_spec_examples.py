@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -30,6 +29,12 @@ from toolcanon_conformance.protocol import outcome_to_wire
 from toolcanon_conformance.scenario import scenario_from_data
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+try:
+    from original_node import NodeUnavailable, adapter_command  # the one place that picks the original's Node
+finally:
+    sys.path.remove(str(ROOT / "tools"))
+
 SPEC = ROOT / "docs" / "protocol.md"
 ORIGINAL = ROOT / "implementations" / "typescript-dsh-tools"
 FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```$", re.M | re.S)
@@ -128,8 +133,8 @@ def matches(expected: Any, actual: Any) -> bool:
     return type(expected) is type(actual) and expected == actual
 
 
-def _original_adapter() -> Iterator[Subprocess]:
-    adapter = Subprocess(["node", str(ORIGINAL / "adapter.mjs")], timeout=60, startup_timeout=60)
+def _original_adapter(command: list[str]) -> Iterator[Subprocess]:
+    adapter = Subprocess(command, timeout=60, startup_timeout=60)
     adapter.start()
     try:
         yield adapter
@@ -158,11 +163,13 @@ def original() -> Iterator[Subprocess | None]:
     if not any(example.source != "reference" for example in EXAMPLES):
         yield None
         return
-    if shutil.which("node") is None:
-        pytest.skip("node >= 20 is not on PATH: the original's examples need it")
     if not (ORIGINAL / "node_modules" / "@deepseek-ai" / "dsh-tools").is_dir():
         pytest.skip("the original implementation is not installed (npm ci in implementations/typescript-dsh-tools)")
-    yield from _original_adapter()
+    try:
+        command = adapter_command(ORIGINAL)
+    except NodeUnavailable as error:
+        pytest.skip(f"the original's engine is missing: {error}")
+    yield from _original_adapter(command)
 
 
 def test_the_spec_has_worked_examples() -> None:

@@ -13,7 +13,8 @@
 // 5. The transcript, built in the format's key order and written with `JSON.stringify` (by an equivalent writer
 //    with an explicit stack for a transcript too deep for V8's recursive one).
 //
-// Standard output carries protocol lines only: everything else the process prints goes to standard error.
+// Standard output carries protocol lines only: everything else the process prints goes to standard error. It
+// refuses to start on a Node outside the original's engine range (engine.mjs), with one line on standard error.
 
 import { createServer } from 'node:http'
 import { createInterface } from 'node:readline'
@@ -21,24 +22,14 @@ import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { requireEngine } from './engine.mjs'
+
+requireEngine('adapter.mjs')
+
 const protocolWrite = process.stdout.write.bind(process.stdout)
 process.stdout.write = process.stderr.write.bind(process.stderr)
 for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir']) {
   console[method] = (...args) => { process.stderr.write(`${args.map(String).join(' ')}\n`) }
-}
-
-// The original's MCP bridge uses `Promise.withResolvers` (ES2024, Node 22); this adapter also runs on Node 20.
-if (typeof Promise.withResolvers !== 'function') {
-  Object.defineProperty(Promise, 'withResolvers', {
-    configurable: true,
-    writable: true,
-    value: function withResolvers() {
-      let resolve
-      let reject
-      const promise = new this((res, rej) => { resolve = res; reject = rej })
-      return { promise, resolve, reject }
-    },
-  })
 }
 
 const { Context, Service } = await import('@deepseek-ai/cordis')

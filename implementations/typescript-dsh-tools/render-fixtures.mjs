@@ -16,6 +16,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { requireEngine } from './engine.mjs'
+
 const HERE = dirname(fileURLToPath(import.meta.url))
 const REPOSITORY = join(HERE, '..', '..')
 const FIXTURES = join(REPOSITORY, 'fixtures', 'renderers')
@@ -28,8 +30,7 @@ function fail(message) {
   process.exit(2)
 }
 
-const [major] = process.versions.node.split('.').map(Number)
-if (major < 20) fail(`Node ${process.versions.node} is too old: install Node 20 or newer`)
+requireEngine('render-fixtures')
 if (!existsSync(join(HERE, 'node_modules', '@deepseek-ai', 'dsh-tools'))) {
   fail(`the original's packages are not installed: run \`npm ci\` in ${HERE}`)
 }
