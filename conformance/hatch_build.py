@@ -1,8 +1,9 @@
-"""Build hook: the kit's data folders, which live at the repository root, travel inside its wheel and sdist.
+"""Build hook: the kit's data folders, which live outside its folder, travel inside its wheel and sdist.
 
-From a checkout, ``../fixtures`` and ``../snapshots`` are force-included as ``toolcanon_conformance/_data/``
-(in the sdist at the same place, so a wheel built from the sdist carries them as ordinary package files). An
-editable install takes nothing: ``toolcanon_conformance.locations`` finds the folders at the repository root.
+From a checkout, ``../fixtures``, ``../snapshots`` and ``../docs/examples`` (the adapter guide's example, which
+``toolcanon example`` writes out) are force-included under ``toolcanon_conformance/_data/`` at the same relative
+paths (in the sdist at the same place, so a wheel built from the sdist carries them as ordinary package files).
+An editable install takes nothing: ``toolcanon_conformance.locations`` finds the folders in the checkout.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from hatchling.builders.config import BuilderConfig
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-DATA_FOLDERS = ("fixtures", "snapshots")
+DATA_FOLDERS = ("fixtures", "snapshots", "docs/examples")
 PACKAGE_DATA = "toolcanon_conformance/_data"
 
 

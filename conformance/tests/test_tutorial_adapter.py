@@ -1,36 +1,46 @@
-"""The tutorial's adapter, docs/examples/minimal-adapter.mjs, does what docs/writing-an-adapter.md says it does.
+"""docs/writing-an-adapter.md, followed literally, builds a working adapter: docs/examples/minimal-adapter.mjs.
 
-The guide's commands are run for real: the handshake, the whole suite through ``toolcanon check`` (and the
-pytest plugin), and the failure, baseline and stale baseline of the bug it walks through. Each output shown
-must be what the kit prints, timings aside; the guide's JavaScript excerpts must be the adapter's own lines.
+The guide's JavaScript blocks, concatenated in order, are the example adapter byte for byte. The guide is then
+followed as a reader would, in an empty folder: ``toolcanon example`` writes the registry, the adapter is
+written from the guide's blocks (only those above each command), the registry edited and the baseline written
+as the guide says, and each command shown is run in a shell, its output compared with what the guide shows
+(timings aside; a ``…`` line stands for any lines). The counts its prose states are the suite's, and
+``toolcanon example`` writes the files the guide starts from, installed or in a checkout.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from toolcanon_conformance import locations
 from toolcanon_conformance.cli import main
+from toolcanon_conformance.example_cli import EXAMPLE_FILES, examples_dir
 from toolcanon_conformance.exotic import PYTHON_INEXPRESSIBLE
+from toolcanon_conformance.golden_source import REFERENCE, golden_source_of
+from toolcanon_conformance.protocol import known_capabilities
 from toolcanon_conformance.scenario import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-an-adapter.md"
-ADAPTER = ROOT / "docs" / "examples" / "minimal-adapter.mjs"
-COMMAND = "node docs/examples/minimal-adapter.mjs"
-HANDSHAKE = '{"cmd":"start","version":1}\n{"cmd":"stop"}\n'
+EXAMPLES = ROOT / "docs" / "examples"
+ADAPTER = EXAMPLES / "minimal-adapter.mjs"
+#: The file the guide has its reader write, block by block.
+MY_ADAPTER = "my-adapter.mjs"
 FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```$", re.M | re.S)
-PLAIN = ["-p", "no:randomly", "-p", "no:cacheprovider"]  # a session whose output does not depend on plugins
+PROMPT = "$ "
+ELISION = "…"
 SECONDS = re.compile(r" in [0-9.]+ ?s\b")
-# The documented bug: a validator that builds a new list where it should add to the one it was given.
-CORRECT_LINE = "    return push(out, `${label(path)} must be ${EXPECTED[type]}`)"
-BUGGY_LINE = "    return [...out, `${label(path)} must be ${EXPECTED[type]}`]"
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
 def _node_version() -> int | None:
@@ -44,124 +54,257 @@ def _node_version() -> int | None:
 
 
 needs_node = pytest.mark.skipif((_node_version() or 0) < 20, reason="node >= 20 is not on PATH")
+needs_shell = pytest.mark.skipif(shutil.which("sh") is None, reason="a POSIX shell (sh) is not on PATH")
 
 
-def guide_blocks() -> list[tuple[str, str]]:
-    """The guide's fenced blocks: their info string and their text."""
-    return [(block.group("info"), block.group("body")) for block in FENCE.finditer(GUIDE.read_text("utf-8"))]
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A fenced block of the guide: its language, the file it is for (``file=NAME``), its text."""
+
+    language: str
+    file: str | None
+    body: str
 
 
-def shown(command: str) -> str:
-    """The output the guide shows for ``$ <command>`` (the block's lines after it), timings removed."""
-    for _, body in guide_blocks():
-        first, _, rest = body.partition("\n")
-        if first == f"$ {command}":
-            return SECONDS.sub("", rest)
-    raise AssertionError(f"the guide shows no output of `{command}`")
+def guide_blocks() -> list[Block]:
+    """The guide's fenced blocks, in order."""
+    blocks = []
+    for match in FENCE.finditer(GUIDE.read_bytes().decode("utf-8")):
+        language, *attributes = match.group("info").split() or [""]
+        files = [attribute.removeprefix("file=") for attribute in attributes if attribute.startswith("file=")]
+        blocks.append(Block(language, files[0] if files else None, match.group("body")))
+    return blocks
 
 
-def shown_lines(command: str) -> list[str]:
-    """The lines of what the guide shows for a command, without its `…` elisions."""
-    return [line for line in shown(command).splitlines() if line.strip() != "…"]
+def commands(body: str) -> list[tuple[str, list[str]]]:
+    """The ``$ command`` lines of a block, each with the output lines the guide shows after it."""
+    shown: list[tuple[str, list[str]]] = []
+    for line in body.splitlines():
+        if line.startswith(PROMPT):
+            shown.append((line.removeprefix(PROMPT), []))
+        elif shown:
+            shown[-1][1].append(line)
+    return shown
 
 
-def check(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Run ``toolcanon check`` in this process; its exit status and standard output, timings removed."""
-    capsys.readouterr()
-    status = main(["check", *arguments])
-    return status, SECONDS.sub("", capsys.readouterr().out)
+def matches(shown: list[str], actual: list[str]) -> bool:
+    """Whether ``actual`` is what ``shown`` shows, each ``…`` line standing for any lines (none included)."""
+    segments: list[list[str]] = [[]]
+    for line in shown:
+        if line.strip() == ELISION:
+            segments.append([])
+        else:
+            segments[-1].append(line)
+    if len(segments) == 1:
+        return shown == actual
+    first, *middle, last = segments
+    start, end = len(first), len(actual) - len(last)
+    if end < start or actual[:start] != first or actual[end:] != last:
+        return False
+    for segment in middle:
+        found = next(
+            (at for at in range(start, end - len(segment) + 1) if actual[at : at + len(segment)] == segment), None
+        )
+        if found is None:
+            return False
+        start = found + len(segment)
+    return True
 
 
-def test_the_quoted_code_is_the_adapters_own() -> None:
-    source = ADAPTER.read_text("utf-8")
-    excerpts = [body for info, body in guide_blocks() if info == "js"]
-    assert len(excerpts) >= 5
-    for excerpt in excerpts:
-        assert excerpt in source, f"not a verbatim excerpt of {ADAPTER.name}:\n{excerpt}"
+def _prose() -> str:
+    """The guide's text with every run of whitespace one space, so that a phrase may span lines."""
+    return " ".join(GUIDE.read_text("utf-8").split())
 
 
-def test_the_guide_counts_the_scenarios_that_need_no_capability() -> None:
-    core = [scenario for scenario in load_scenarios() if not scenario.requires]
-    assert f"The {len(core)} such scenarios" in GUIDE.read_text("utf-8")
+def _environment() -> dict[str, str]:
+    """A reader's shell: this interpreter's ``toolcanon``, ``pytest`` and ``python3`` first, no colour, and
+    none of the settings of the session running this test."""
+    inherited = {"FORCE_COLOR", "COLUMNS", "LINES"}
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("PYTEST_") and name not in inherited
+    }
+    environment["NO_COLOR"] = "1"
+    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment.get("PATH", "")])
+    return environment
+
+
+def _apply(block: Block, folder: Path) -> None:
+    """Do what a block marked ``file=NAME`` says to ``folder/NAME``: append JavaScript, write JSON, edit by diff."""
+    assert block.file is not None
+    target = folder / block.file
+    if block.language == "js":
+        with target.open("a", encoding="utf-8", newline="") as file:
+            file.write(block.body)
+    elif block.language == "json":
+        written = json.loads(target.read_text("utf-8"))["knownFailures"] if target.exists() else []
+        for entry in json.loads(block.body)["knownFailures"]:  # narrowing keeps entries of the written baseline
+            assert {key: value for key, value in entry.items() if key != "reason"} in written, entry
+        target.write_text(block.body, "utf-8", newline="")
+    elif block.language == "diff":
+        lines = block.body.splitlines()
+        removed = "\n".join(line[1:] for line in lines if line.startswith("-")) + "\n"
+        added = "\n".join(line[1:] for line in lines if line.startswith("+")) + "\n"
+        source = target.read_text("utf-8")
+        assert source.count(removed) == 1, f"{block.file} does not hold this line once: {removed}"
+        target.write_text(source.replace(removed, added), "utf-8", newline="")
+    else:
+        raise AssertionError(f"a block for {block.file} in an unknown language: {block.language!r}")
+
+
+def test_the_guides_javascript_blocks_are_the_example_adapter() -> None:
+    blocks = [block for block in guide_blocks() if block.language == "js"]
+    assert all(block.file == MY_ADAPTER for block in blocks), "every JavaScript block is one of the adapter's"
+    assert len(blocks) >= 10
+    assert "".join(block.body for block in blocks) == ADAPTER.read_bytes().decode("utf-8")
 
 
 @needs_node
-def test_the_handshake_is_what_the_guide_shows() -> None:
-    command = f"printf '{HANDSHAKE.encode('unicode_escape').decode()}' | {COMMAND}"
-    process = subprocess.run(
-        ["node", str(ADAPTER)],
-        input=HANDSHAKE,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert process.stdout == shown(command)
+@needs_shell
+def test_following_the_guide_builds_a_working_adapter(tmp_path: Path) -> None:
+    folder = tmp_path
+    environment = _environment()
+    problems: list[str] = []
+    ran = 0
+    for block in guide_blocks():
+        if block.file is not None:
+            _apply(block, folder)
+            continue
+        for command, shown in commands(block.body):
+            if command.startswith("cd "):
+                folder = folder / command.removeprefix("cd ")
+                assert folder.is_dir(), f"`{command}`: no such folder"
+                continue
+            process = subprocess.run(
+                command,
+                shell=True,
+                cwd=folder,
+                env=environment,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                timeout=600,
+                check=False,
+            )
+            ran += 1
+            actual = SECONDS.sub("", process.stdout).splitlines()
+            expected = [SECONDS.sub("", line) for line in shown]
+            status = 1 if expected and expected[-1].startswith("FAIL") else 0
+            if not matches(expected, actual) or process.returncode != status:
+                problems.append(
+                    f"$ {command}\n--- the guide shows (exit status {status}):\n"
+                    + "\n".join(expected)
+                    + f"\n--- it printed (exit status {process.returncode}):\n{process.stdout}"
+                    + f"--- on standard error:\n{process.stderr[-3000:]}"
+                )
+    assert ran >= 15, "the guide shows fewer commands than it did"
+    assert not problems, "\n\n".join(problems)
+    assert (folder / MY_ADAPTER).read_bytes() == ADAPTER.read_bytes()
 
 
 @needs_node
-def test_the_suite_passes_with_every_other_scenario_skipped(
+def test_the_example_adapter_passes_every_scenario_it_runs(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.chdir(ROOT)
-    status, output = check(["--impl-cmd", COMMAND, "--validate-protocol", "--report", str(tmp_path / "r.json")], capsys)
-    assert status == 0, output
-    verdict = output.rstrip("\n").rsplit("\n", 1)[-1]
-    assert verdict == shown_lines(f'toolcanon check --impl-cmd "{COMMAND}"')[-1], "update the guide's numbers"
-    (run,) = json.loads((tmp_path / "r.json").read_text("utf-8"))["implementations"]
+    monkeypatch.chdir(EXAMPLES)
+    report = tmp_path / "report.json"
+    status = main(["check", "--impl-cmd", "node minimal-adapter.mjs", "--validate-protocol", "--report", str(report)])
+    assert status == 0, capsys.readouterr().out
+    (run,) = json.loads(report.read_text("utf-8"))["implementations"]
     assert run["summary"]["failed"] == run["summary"]["errored"] == 0
+    declined: list[str] = []  # the kinds of the scenarios it declines: values Python has and JavaScript has not
     for scenario in run["scenarios"]:
-        if scenario["status"] == "skipped":  # by capability, or for a value only Python has
-            message = scenario["message"]
-            python_only = message.startswith("not expressible: ") and message[17:] not in PYTHON_INEXPRESSIBLE
-            assert scenario.get("missingCapabilities") or python_only, scenario
-        else:
+        if scenario["status"] == "skipped" and not scenario.get("missingCapabilities"):
+            assert scenario["message"].startswith("not expressible: "), scenario
+            declined.append(scenario["message"].removeprefix("not expressible: "))
+            assert declined[-1] not in PYTHON_INEXPRESSIBLE, scenario
+        elif scenario["status"] != "skipped":
             assert scenario["status"] == "passed", scenario
+    kinds = ", ".join(f"`{kind}`" for kind in sorted(set(declined)))
+    assert f"{NUMBER_WORDS[len(declined)].capitalize()} of them hold values only Python has ({kinds})" in _prose()
 
 
-@needs_node
-def test_the_pytest_plugin_gives_the_guides_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-    process = subprocess.run(
-        [sys.executable, "-m", "pytest", "--pyargs", "toolcanon_conformance", "--impl-cmd", COMMAND, "-q", *PLAIN],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert process.returncode == 0, process.stdout[-3000:]
-    expected = shown_lines(f'pytest --pyargs toolcanon_conformance --impl-cmd "{COMMAND}" -q')
-    assert SECONDS.sub("", process.stdout).rstrip("\n").splitlines()[-2:] == expected
+def test_the_counts_the_guides_prose_states_are_the_suites() -> None:
+    text = _prose()
+    core = [scenario for scenario in load_scenarios() if not scenario.requires]
+    assert f"The {len(core)} such scenarios" in text
+    javascript_only = sum(golden_source_of(scenario.data) != REFERENCE for scenario in core)
+    assert f"{NUMBER_WORDS[javascript_only]} hold values only JavaScript has" in text
+    vectors = json.loads((ROOT / "fixtures" / "vectors" / "ecmascript-json.json").read_text("utf-8"))
+    assert f"printed for {len(vectors['numbers']):,} numbers" in text
+    section = GUIDE.read_text("utf-8").split("### What each capability asks for", 1)[1]
+    table = re.findall(r"^\| `([a-z-]+)` \|", section, re.M)
+    assert sorted(table) == list(known_capabilities()), "the capability table lists every capability, once"
 
 
-@needs_node
-def test_the_documented_bug_fails_is_baselined_and_goes_stale(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_example_writes_the_example_files_byte_for_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = ADAPTER.read_text("utf-8")
-    assert source.count(CORRECT_LINE) == 1
-    (tmp_path / "my-adapter.mjs").write_text(source.replace(CORRECT_LINE, BUGGY_LINE), "utf-8")
-    (tmp_path / "fixed.mjs").write_text(source, "utf-8")
     monkeypatch.chdir(tmp_path)
-    buggy = "node my-adapter.mjs"
-    known = "known.json"
+    assert main(["example", "tutorial"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        *(str(Path("tutorial") / name) for name in EXAMPLE_FILES),
+        "wrote the example registry and its adapter to tutorial",
+    ]
+    assert sorted(path.name for path in (tmp_path / "tutorial").iterdir()) == sorted(EXAMPLE_FILES)
+    for name in EXAMPLE_FILES:
+        assert (tmp_path / "tutorial" / name).read_bytes() == (EXAMPLES / name).read_bytes()
+    assert main(["example", str(tmp_path / "a" / "b")]) == 0  # parents are made too
+    assert (tmp_path / "a" / "b" / EXAMPLE_FILES[0]).is_file()
 
-    status, output = check(["--impl-cmd", buggy, "-k", "val-argument-paths"], capsys)
-    assert status == 1
-    assert output.splitlines() == shown_lines(f'toolcanon check --impl-cmd "{buggy}" -k val-argument-paths')
 
-    status, output = check(["--impl-cmd", buggy, "--write-baseline", known], capsys)
-    assert status == 1
-    assert output.splitlines()[-1] == shown_lines(f'toolcanon check --impl-cmd "{buggy}" --write-baseline {known}')[-1]
-    entries = json.loads(Path(known).read_text("utf-8"))["knownFailures"]
-    documented = next(json.loads(body) for info, body in guide_blocks() if info == "json")["knownFailures"][0]
-    assert {key: value for key, value in documented.items() if key != "reason"} in entries
+def test_example_refuses_a_folder_that_is_not_empty_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine", "utf-8")
+    (tmp_path / EXAMPLE_FILES[1]).write_text("my own adapter", "utf-8")
+    capsys.readouterr()
+    assert main(["example", str(tmp_path)]) == 2
+    output = capsys.readouterr()
+    assert output.out == ""
+    assert output.err == f"toolcanon example: {tmp_path} is not empty (--force writes into it anyway)\n"
+    assert (tmp_path / EXAMPLE_FILES[1]).read_text("utf-8") == "my own adapter"
+    assert not (tmp_path / EXAMPLE_FILES[0]).exists()
 
-    status, output = check(["--impl-cmd", buggy, "--baseline", known], capsys)
-    assert status == 0
-    assert output.splitlines()[-1] == shown_lines(f'toolcanon check --impl-cmd "{buggy}" --baseline {known}')[-1]
+    assert main(["example", str(tmp_path), "--force"]) == 0
+    assert (tmp_path / EXAMPLE_FILES[1]).read_bytes() == ADAPTER.read_bytes()
+    assert (tmp_path / "notes.txt").read_text("utf-8") == "mine"
 
-    status, output = check(["--impl-cmd", "node fixed.mjs", "--baseline", known], capsys)
-    assert status == 1
-    stale = next(body for info, body in guide_blocks() if body.lstrip().startswith("baseline: stale"))
-    assert stale.strip() in output
+
+def test_example_refuses_a_file_and_a_folder_it_cannot_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("", "utf-8")
+    capsys.readouterr()
+    assert main(["example", str(file)]) == 2
+    assert capsys.readouterr().err == f"toolcanon example: {file} is not a folder\n"
+    assert main(["example", str(file / "below")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"toolcanon example: cannot write {file / 'below'}: ") and error.count("\n") == 1
+
+
+def test_example_copies_the_installed_package_data_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "site-packages" / "toolcanon_conformance"
+    installed = package / "_data" / "docs" / "examples"
+    installed.mkdir(parents=True)
+    for name in EXAMPLE_FILES:
+        (installed / name).write_text(f"// installed {name}\n", "utf-8")
+    monkeypatch.setattr(locations, "_PACKAGE", package)
+    assert examples_dir() == installed
+    assert main(["example", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / EXAMPLE_FILES[0]).read_text("utf-8") == f"// installed {EXAMPLE_FILES[0]}\n"
+
+
+def test_the_build_hook_carries_the_examples_where_the_command_finds_them() -> None:
+    hook = ast.parse((ROOT / "conformance" / "hatch_build.py").read_text("utf-8"))
+    assigned = {
+        target.id: node.value
+        for node in hook.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    folders = ast.literal_eval(assigned["DATA_FOLDERS"])
+    assert "docs/examples" in folders
+    assert ast.literal_eval(assigned["PACKAGE_DATA"]) == "toolcanon_conformance/_data"
+    assert examples_dir() == EXAMPLES  # in a checkout: the folder the hook copies
