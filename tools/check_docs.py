@@ -1,4 +1,5 @@
-"""Check that the docs match the code: rules are exercised, cited tests, files, rules and scenarios exist.
+"""Check that the docs match the code: rules are exercised, cited tests, files, rules and scenarios exist, and
+the counts and versions they print are the suite's now.
 
 Run by ``nox -s docs`` (and by the test suite). Prints every problem and exits 1 when there is any.
 """
@@ -184,8 +185,89 @@ def readme_problems() -> list[str]:
     return problems
 
 
+#: Documents that record dated runs (a measurement, a change): their counts are history, not the suite's now.
+HISTORY = frozenset({"CHANGELOG.md", "performance.md", "mutation.md"})
+COUNTS = re.compile(
+    r"(?P<passed>\d+) passed, (?P<failed>\d+) failed, (?P<errored>\d+) errored, (?P<skipped>\d+) skipped"
+    r"(?:, (?P<known>\d+) known)?(?:, (?P<stale>\d+) stale)? of (?P<total>\d+) scenarios"
+)
+GOLDEN_COUNTS = re.compile(r"goldens: (?P<counts>[a-z][a-z0-9-]*: \d+(?:, [a-z][a-z0-9-]*: \d+)*)")
+BADGE_COUNTS = re.compile(r"\b(?P<passed>\d+)/(?P<total>\d+) passed\b")
+SUITE_SIZE = re.compile(r"\bof (?P<total>\d+) scenarios\b|^(?P<bare>\d+) scenarios$")  # a run's; cases' header
+REFERENCE_RUN = re.compile(r"toolcanon (?P<version>\d+\.\d+\.\d+) \(python\): [A-Z ]+(?:\([^)]*\))?: ")
+VERSION_MENTION = re.compile(r"\btoolcanon(?:-conformance)?[ =~]=?(?P<version>\d+\.\d+\.\d+)\b")
+#: A count above this is of the whole suite: the docs' examples of a selection select fewer scenarios.
+WHOLE_SUITE = 100
+
+
+def _suite_counts() -> tuple[int, dict[str, int]]:
+    """The number of bundled scenarios, and how many goldens come from each source."""
+    from toolcanon_conformance.golden_source import count_sources, golden_source_of
+
+    scenarios = [json.loads(path.read_text("utf-8")) for path in (ROOT / "fixtures" / "scenarios").glob("*.json")]
+    return len(scenarios), count_sources(golden_source_of(scenario) for scenario in scenarios)
+
+
+def _version() -> str:
+    found = re.search(r'^__version__ = "([^"]+)"$', (ROOT / "reference" / "toolcanon" / "__init__.py").read_text(
+        "utf-8"), re.M)  # fmt: skip
+    return found.group(1) if found else "unknown"
+
+
+def _current_documents() -> list[Path]:
+    readmes = [ROOT / "README.md", *(ROOT / folder / "README.md" for folder in DISTRIBUTIONS)]
+    readmes += sorted((ROOT / "implementations").glob("*/README.md"))
+    documents = dict.fromkeys([*readmes, *_documents()])
+    return [path for path in documents if path.is_file() and path.name not in HISTORY]
+
+
+def stale_counts() -> list[str]:
+    """Counts and versions the docs print that are not the suite's now.
+
+    A run's counts (``P passed, F failed, E errored, S skipped … of T scenarios``) add up to their total; a total
+    above :data:`WHOLE_SUITE` is the whole suite's; a ``goldens:`` line of the whole suite gives each source's
+    count; the reference's own run of the whole suite passes every golden it is the source of and skips the rest;
+    a version of the distributions is the current one. Dated records (:data:`HISTORY`) keep their counts.
+    """
+    total, sources = _suite_counts()
+    version = _version()
+    problems: list[str] = []
+    for document in _current_documents():
+        text = document.read_text(encoding="utf-8")
+        found: list[str] = []
+        for line in text.splitlines():
+            for run in COUNTS.finditer(line):
+                counts = {name: int(value or 0) for name, value in run.groupdict().items()}
+                parts = sum(counts[name] for name in ("passed", "failed", "errored", "skipped", "known", "stale"))
+                if parts != counts["total"]:
+                    found.append(f"counts {run.group(0)!r} add up to {parts}, not {counts['total']}")
+                reference = REFERENCE_RUN.search(line[: run.start()])
+                if counts["total"] > WHOLE_SUITE and reference is not None:
+                    own = sources.get("reference", 0)
+                    if (counts["passed"], counts["skipped"]) != (own, total - own):
+                        found.append(f"the reference's run {run.group(0)!r}: it passes {own} and skips {total - own}")
+            for size in SUITE_SIZE.finditer(line):
+                count = int(size.group("total") or size.group("bare"))
+                if count > WHOLE_SUITE and count != total:
+                    found.append(f"{size.group(0)!r}: the suite has {total} scenarios")
+            for badge in BADGE_COUNTS.finditer(line):
+                if int(badge.group("total")) > WHOLE_SUITE and int(badge.group("total")) != total:
+                    found.append(f"{badge.group(0)!r}: the suite has {total} scenarios")
+            for golden in GOLDEN_COUNTS.finditer(line):
+                shown = {name: int(count) for name, _, count in (part.partition(": ") for part in
+                         golden.group("counts").split(", "))}  # fmt: skip
+                if sum(shown.values()) > WHOLE_SUITE and shown != sources:
+                    actual = ", ".join(f"{name}: {count}" for name, count in sources.items())
+                    found.append(f"{golden.group(0)!r}: the suite's goldens are {actual}")
+            for mention in (*VERSION_MENTION.finditer(line), *REFERENCE_RUN.finditer(line)):
+                if mention.group("version") != version:
+                    found.append(f"{mention.group(0).strip()!r}: the version is {version}")
+        problems.extend(f"{document.name}: {problem}" for problem in dict.fromkeys(found))
+    return problems
+
+
 def main() -> int:
-    problems = unexercised_rules() + broken_references() + unknown_ids() + readme_problems()
+    problems = unexercised_rules() + broken_references() + unknown_ids() + readme_problems() + stale_counts()
     for problem in problems:
         print(problem)
     print(f"docs check: {len(problems)} problem(s)")

@@ -125,3 +125,46 @@ def test_the_guide_lists_every_option_of_the_plugin_and_no_other() -> None:
     assert {"--require", "--fail-on-skip", "--max-failures"} <= set(added)
     # --timeout is added later, once no other plugin is known to have it (pytest-timeout has its own).
     assert _guide_options("## The pytest plugin") == set(added) | {"--timeout"}
+
+
+def test_the_counts_the_docs_print_are_current(check_docs) -> None:  # type: ignore[no-untyped-def]
+    assert check_docs.stale_counts() == []
+
+
+def test_a_stale_count_or_version_is_reported(check_docs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    total, sources = check_docs._suite_counts()
+    own = sources["reference"]
+    version = check_docs._version()
+    document = tmp_path / "x.md"
+    document.write_text(
+        "```\n"
+        f"goldens: reference: {own - 1}, typescript-dsh-tools: {total - own}\n"
+        f"FAIL: 150 passed, 1 failed, 0 errored, 2 skipped of {total} scenarios in 1.84 s\n"
+        f"toolcanon: toolcanon {version} (python): PASS: {own} passed, 0 failed, 0 errored, 0 skipped, "
+        f"{total - own} known of {total} scenarios in 2.12 s\n"
+        f"INTERRUPTED (after 12 of {total - 1} scenarios)\n"
+        f"{total + 1} scenarios\n"
+        "```\n\n"
+        f'`{{"message": "{own}/{total - 2} passed"}}`, `toolcanon~=0.0.1`, and a selection: '
+        f"`PASS: 2 passed, 0 failed, 0 errored, 1 skipped of 3 scenarios`, `goldens: reference: 1`\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "CHANGELOG.md").write_text(f"0 passed, 0 failed, 0 errored, 0 skipped of {total - 1} scenarios\n")
+    monkeypatch.setattr(check_docs, "_current_documents", lambda: [document])
+    assert check_docs.stale_counts() == [
+        f"x.md: 'goldens: reference: {own - 1}, typescript-dsh-tools: {total - own}': the suite's goldens are "
+        f"reference: {own}, typescript-dsh-tools: {total - own}",
+        f"x.md: counts '150 passed, 1 failed, 0 errored, 2 skipped of {total} scenarios' add up to 153, not {total}",
+        f"x.md: the reference's run '{own} passed, 0 failed, 0 errored, 0 skipped, {total - own} known of {total} "
+        f"scenarios': it passes {own} and skips {total - own}",
+        f"x.md: 'of {total - 1} scenarios': the suite has {total} scenarios",
+        f"x.md: '{total + 1} scenarios': the suite has {total} scenarios",
+        f"x.md: '{own}/{total - 2} passed': the suite has {total} scenarios",
+        f"x.md: 'toolcanon~=0.0.1': the version is {version}",
+    ]
+
+
+def test_history_keeps_its_counts(check_docs) -> None:  # type: ignore[no-untyped-def]
+    names = {path.name for path in check_docs._current_documents()}
+    assert "kit.md" in names and "README.md" in names
+    assert not names & {"CHANGELOG.md", "performance.md", "mutation.md"}
