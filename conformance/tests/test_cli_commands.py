@@ -188,9 +188,11 @@ def test_cases_export_copies_scenarios_goldens_and_schemas(tmp_path: Path, capsy
     target = tmp_path / "out"
     assert main(["cases", "--export", str(target), "--rule", "r-pre-1", "-k", "default"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:2] == [str(target / "scenarios/pre-default-allow.json"), str(target / "goldens/pre-default-allow.json")]
-    assert str(target / "schemas/scenario.schema.json") in out
-    assert re.fullmatch(rf"wrote 1 scenarios, 1 goldens and \d+ schemas to {re.escape(str(target))}", out[-1])
+    assert len(out) == 1  # how many files went where, not every path
+    assert re.fullmatch(
+        rf"wrote 1 scenarios, 1 goldens and \d+ schemas to {re.escape(str(target))} \(scenarios/, goldens/, schemas/\)",
+        out[0],
+    )
     assert (target / "scenarios/pre-default-allow.json").read_bytes() == (
         scenarios_dir() / "pre-default-allow.json"
     ).read_bytes()
@@ -255,6 +257,10 @@ def test_check_format_json_prints_the_report_on_stdout(
     validate_report(json.loads(captured.out))
     assert "R-NEST-2" in captured.err and captured.err.rstrip().splitlines()[-1].startswith("FAIL: 2 passed")
     assert main([*arguments[:-2], "--format", "json", "-q"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["ok"] is False
+    assert captured.err.startswith("Not passing (2):\n") and captured.err.splitlines()[-1].startswith("FAIL: 2 passed")
+    assert main([*arguments[:-2], "--format", "json", "-qq"]) == 1
     captured = capsys.readouterr()
     assert json.loads(captured.out)["ok"] is False
     assert captured.err.splitlines() == [captured.err.strip()] and captured.err.startswith("FAIL: 2 passed")
@@ -384,40 +390,41 @@ def test_badge_picks_one_implementation_of_several(
 # --- -q and colour ----------------------------------------------------------------------------------------
 
 
-def test_quiet_prints_only_the_verdict_lines(suite: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--impl", "fake_suite:implementation", *suite, "-q"]) == 1
+def test_quiet_twice_prints_only_the_verdict_lines(suite: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--impl", "fake_suite:implementation", *suite, "-qq"]) == 1
     captured = capsys.readouterr()
     assert captured.out.count("\n") == 1 and captured.out.startswith("FAIL: 2 passed, 1 failed, 1 errored")
     adapter = f"{sys.executable} {SCRIPT} good"
-    assert main(["check", "--impl", "fake_suite:implementation", "--impl-cmd", adapter, *suite, "--quiet"]) == 1
+    assert main(["check", "--impl", "fake_suite:implementation", "--impl-cmd", adapter, *suite, "-q", "--quiet"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("  #1 by-name 0.1    FAIL: 2 passed") and lines[1].startswith("  #2 misbehaving 0  PASS")
 
 
-def test_quiet_draws_no_progress_bar(suite: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("quiet", ["-q", "-qq"])
+def test_quiet_draws_no_progress_bar(quiet: str, suite: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    main(["check", "--impl", "fake_suite:implementation", *suite, "-q"])
+    main(["check", "--impl", "fake_suite:implementation", *suite, quiet])
     assert terminal.getvalue() == ""
 
 
-def _check_on_a_terminal(suite: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
+def _check_on_a_terminal(suite: list[str], monkeypatch: pytest.MonkeyPatch, *options: str) -> str:
     terminal = Terminal()
     monkeypatch.setattr(sys, "stdout", terminal)
-    main(["check", "--impl", "fake_suite:implementation", *suite])
+    main(["check", "--impl", "fake_suite:implementation", *suite, *options])
     return terminal.getvalue()
 
 
 def test_colour_on_a_terminal_only(
     suite: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    coloured = _check_on_a_terminal(suite, monkeypatch)
+    coloured = _check_on_a_terminal(suite, monkeypatch, "--show", "rules")
     last = coloured.rstrip().splitlines()[-1]
     assert last.startswith("\x1b[31;1mFAIL\x1b[0m: 2 passed")
     assert "\x1b[31;1m✗\x1b[0m" in coloured and "\x1b[31;1mNot passing (2):\x1b[0m" in coloured
     monkeypatch.undo()
-    main(["check", "--impl", "fake_suite:implementation", *suite])
+    main(["check", "--impl", "fake_suite:implementation", *suite, "--show", "rules"])
     plain = capsys.readouterr().out
     assert "\x1b[" not in plain
     assert ANSI.sub("", coloured).splitlines()[:-1] == plain.splitlines()[:-1]
@@ -542,7 +549,7 @@ def test_exit_codes_are_the_same_for_every_command(suite: list[str], capsys: pyt
 def test_a_verdict_line_never_reads_as_a_contradiction(
     suite: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake = ["check", "--impl", "fake_suite:implementation", *suite, "-q"]
+    fake = ["check", "--impl", "fake_suite:implementation", *suite, "-qq"]
     baseline = tmp_path / "baseline.json"
     main([*fake, "--write-baseline", str(baseline)])
     capsys.readouterr()

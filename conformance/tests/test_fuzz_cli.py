@@ -4,10 +4,17 @@ reproduces; runs repeat by seed; crashes, hangs and start-up failures are report
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
+import os
+import queue
+import re
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,11 +23,13 @@ from typing import Any
 import pytest
 from broken_implementations import BUGS, Broken, Bug
 
+from toolcanon_conformance.adapters.inprocess import InProcess
 from toolcanon_conformance.adapters.reference import ReferenceImplementation
 from toolcanon_conformance.cli import main
 from toolcanon_conformance.diff import Difference
+from toolcanon_conformance.fuzz_cli import fuzz as run_fuzz
 from toolcanon_conformance.fuzz_cli import fuzz_command, rules_of, signature_of
-from toolcanon_conformance.properties import ConformanceFailure
+from toolcanon_conformance.properties import ConformanceFailure, ImplementationPair
 from toolcanon_conformance.scenario import load_scenario
 
 HERE = Path(__file__).parent
@@ -329,3 +338,123 @@ def test_an_interrupted_run_reports_what_it_found_so_far() -> None:
     assert status == 130
     assert "toolcanon fuzz: interrupted after " in err
     assert "Traceback" not in out + err
+
+
+# --- a time budget, and Ctrl-C -------------------------------------------------------------------------
+
+
+def test_a_time_budget_ends_the_drawing_and_the_run_reports_what_ran() -> None:
+    began = time.monotonic()
+    status, out, err = fuzz("--impl", REFERENCE, "--seconds", "1", "--seed", "1")
+    assert status == 0, out + err
+    assert time.monotonic() - began < 30
+    assert err.startswith("toolcanon fuzz: scenarios for 1 s, seed 1, ")
+    lines = out.splitlines()
+    assert lines[0] == "Stopped at the time budget: no scenario drawn after 1 s (--seconds)."
+    assert re.fullmatch(r"no failure in [1-9]\d* scenarios? \(1\.\d s, .*; seed 1: repeat with --seed 1", lines[1])
+
+
+def test_the_count_ends_a_run_with_a_time_budget_left() -> None:
+    status, out, _err = fuzz("--impl", REFERENCE, "--seconds", "600", "--examples", "5", "--seed", "1", "--quiet")
+    assert status == 0
+    assert "time budget" not in out and out.startswith("no failure in 5 scenarios (")
+
+
+def test_a_run_asked_to_stop_ends_before_its_next_scenario() -> None:
+    asked: list[bool] = []
+
+    def interrupted() -> bool:
+        asked.append(True)
+        return len(asked) > 8
+
+    run = run_fuzz(ImplementationPair(InProcess(REFERENCE)), examples=10_000, seed_value=1, interrupted=interrupted)
+    assert run.interrupted and run.interrupted_shrinking is None
+    assert 0 < run.examples < 10
+
+
+SIGINT_CHILD = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "  # as from a shell's foreground
+    "from toolcanon_conformance.cli import main; sys.exit(main())"
+)
+PROGRESS = re.compile(r"\d+/\d+ scenarios, \d+/s, \d+ failures?")
+
+
+@pytest.mark.parametrize("wait", [0.0, 0.7])
+def test_ctrl_c_ends_a_run_promptly_with_one_line(wait: float) -> None:
+    command = [sys.executable, "-c", SIGINT_CHILD, "fuzz", "--impl", REFERENCE, "--examples", "1000000", "--seed", "2"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None and child.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:  # readline has no timeout: a thread reads, the test waits on the queue, bounded
+        for line in child.stderr or ():
+            lines.put(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        opening = lines.get(timeout=60)
+        assert opening.startswith("toolcanon fuzz: 1000000 scenarios, seed 2, "), opening
+        first = lines.get(timeout=60)  # after the first scenario: the run is under way
+        assert PROGRESS.fullmatch(first.rstrip("\n")), first
+        time.sleep(wait)
+        child.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        status = child.wait(timeout=30)
+        waited = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    reader.join(timeout=10)
+    out = child.stdout.read()
+    err = "".join(lines.get_nowait() for _ in range(lines.qsize()))
+    assert waited < 10
+    assert status == 130, err
+    assert out == ""
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    rest = [line for line in err.splitlines() if not PROGRESS.fullmatch(line)]
+    assert len(rest) == 1 and re.fullmatch(r"toolcanon fuzz: interrupted after \d+ scenarios", rest[0]), err
+
+
+class InterruptedInGarbageCollection(ReferenceImplementation):
+    """The reference, which at its fifth scenario gets Ctrl-C while the garbage collector runs its callbacks:
+    a ``KeyboardInterrupt`` raised there is printed and dropped, and the run would go on."""
+
+    runs = 0
+
+    def run(self, seq: int, scenario: dict[str, Any]) -> Any:
+        InterruptedInGarbageCollection.runs += 1
+        if InterruptedInGarbageCollection.runs == 5:
+
+            def interrupt(phase: str, info: dict[str, int]) -> None:
+                gc.callbacks.remove(interrupt)
+                os.kill(os.getpid(), signal.SIGINT)
+
+            gc.callbacks.append(interrupt)
+            gc.collect()
+        return super().run(seq, scenario)
+
+
+def interrupted_in_gc() -> InterruptedInGarbageCollection:
+    return InterruptedInGarbageCollection()
+
+
+def test_ctrl_c_during_a_garbage_collection_still_ends_the_run() -> None:
+    target = f"{__name__}:interrupted_in_gc"
+    command = [
+        sys.executable,
+        "-c",
+        SIGINT_CHILD,
+        "fuzz",
+        "--impl",
+        target,
+        "--examples",
+        "200",
+        "--seed",
+        "1",
+        "--quiet",
+    ]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False, env=environment)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "toolcanon fuzz: interrupted after 5 scenarios\n")

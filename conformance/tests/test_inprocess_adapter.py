@@ -67,7 +67,7 @@ def test_resolve_accepts_an_object_a_class_or_a_factory() -> None:
         ("no_colon", "not of the form module:attr"),
         ("nonexistent_module_xyz:thing", "cannot import 'nonexistent_module_xyz'"),
         (f"{__name__}:missing", "has no attribute 'missing'"),
-        (f"{__name__}:not_an_implementation", "is a int, not an implementation"),
+        (f"{__name__}:not_an_implementation", "is an int, not an implementation"),
     ],
 )
 def test_resolve_names_what_is_wrong(target: str, words: str) -> None:

@@ -86,12 +86,18 @@ document.body.setAttribute("data-probe", JSON.stringify({
 </script>"""
 
 
+CHROMIUM_MISSING = (
+    "chromium not on PATH: the HTML report's browser test needs it (looked for chromium, chromium-browser and "
+    "google-chrome)"
+)
+
+
 def _chromium() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(name)
         if found:
             return found
-    pytest.skip("opening the HTML report needs headless Chromium: no chromium, chromium-browser or google-chrome")
+    pytest.skip(CHROMIUM_MISSING)
 
 
 def _open(page_text: str, folder: Path) -> dict[str, Any]:
@@ -346,3 +352,23 @@ def test_an_id_no_scenario_has_is_a_usage_error(tmp_path: Path, capsys: pytest.C
     data = ["--scenarios", str(scenarios), "--goldens", str(goldens)]
     assert main(["check", "--impl", "fake_suite:implementation", *data, "--id", "bad-met"]) == 2
     assert capsys.readouterr().err == "toolcanon check: --id bad-met: no scenario has that id\n"
+
+
+def test_without_chromium_the_browser_tests_say_why_they_did_not_run(tmp_path: Path) -> None:
+    """A run of the suite shows that the browser tests were skipped, and why (the repository's pytest options)."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", f"{__file__}::test_a_passing_run"],
+        cwd=HERE.parents[1],
+        env={**os.environ, "PATH": str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert re.search(
+        r"^SKIPPED \[1\] .*test_report_html\.py:\d+: " + re.escape(CHROMIUM_MISSING) + "$", done.stdout, re.M
+    )
+    assert re.search(r"^=+ 1 skipped in ", done.stdout, re.M)

@@ -12,8 +12,9 @@ Exit status, the same for every command:
   its scenario passed);
 - 1: a deviation: ``check`` found a failure, or a run in which nothing passed; ``smoke``'s scenario did not
   pass;
-- 2: a usage error (an unknown ``--rule``, an output file that cannot be written, found before any scenario
-  runs, a non-empty ``--export`` folder), or an implementation could not be started;
+- 2: a usage error, in one line, found before any scenario runs (an unknown ``--rule`` or ``--require``
+  capability, an ``--impl`` that cannot be imported, an output file that cannot be written, a non-empty
+  ``--export`` folder, a report that cannot be read), or an implementation could not be started;
 - 130: interrupted (Ctrl-C).
 """
 
@@ -38,7 +39,8 @@ from toolcanon_conformance.adapters.inprocess import BUNDLED_REFERENCE, InProces
 from toolcanon_conformance.adapters.subprocess import Subprocess
 from toolcanon_conformance.arguments import whole_number
 from toolcanon_conformance.baseline import Baseline, BaselineError, KnownFailure
-from toolcanon_conformance.display import PLAIN, Style, colour_wanted, visible
+from toolcanon_conformance.check_text import Layout, parse_parts, run_text, verdict_lines
+from toolcanon_conformance.display import Style, colour_wanted, visible
 from toolcanon_conformance.exceptions import AdapterError
 from toolcanon_conformance.implementation import Implementation, ImplementationInfo, Outcome
 from toolcanon_conformance.report import (
@@ -47,7 +49,6 @@ from toolcanon_conformance.report import (
     ReportError,
     ReportFormat,
     Run,
-    golden_sources_line,
     read_report,
     render,
     report_json,
@@ -73,6 +74,7 @@ DEFAULT_IMPLEMENTATION = BUNDLED_REFERENCE
 _DELEGATED = {
     "render": ("toolcanon_conformance.render_cli", "render_command", "render a value with a first-party renderer"),
     "replay": ("toolcanon_conformance.replay_cli", "replay_command", "derive the model messages from a session log"),
+    "example": ("toolcanon_conformance.example_cli", "example_command", "write the adapter guide's example into DIR"),
     "fuzz": (
         "toolcanon_conformance.fuzz_cli",
         "fuzz_command",
@@ -90,6 +92,9 @@ the second implementation only:
 Selection: -k PATTERN takes the scenarios whose id contains PATTERN (ignoring case); --rule R-… those
 exercising the rule (ignoring case; an unknown id is a usage error). Each is repeatable: a scenario matching
 any -k is taken, and any --rule; both together take those matching a -k and a --rule.
+Output, for each run: its name, one line each for the rules, known failures and skips (--show prints them
+whole), then every scenario that did not pass with its differences, and the verdict line last; --failures-only
+keeps only those two. With several implementations, one verdict line each ends the output.
 Exit status: 0 every run passed, 1 a run failed or nothing passed in it, 2 usage error or an implementation
 could not be started, 130 interrupted."""
 
@@ -236,7 +241,25 @@ def _parser() -> argparse.ArgumentParser:
         "the text on standard error",
     )
     check.add_argument(
-        "-q", "--quiet", action="store_true", help="print only the verdict line of each run (and errors)"
+        "--show",
+        action="extend",
+        type=parse_parts,
+        default=[],
+        metavar="PART[,PART]",
+        help="print these whole instead of one line each: rules (the table by rule), skips (the skipped "
+        "scenarios), known (the baseline's known failures), all (repeatable)",
+    )
+    check.add_argument(
+        "--failures-only",
+        action="store_true",
+        help="print only what did not pass, with its differences, and the verdict lines",
+    )
+    check.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=0,
+        help="--failures-only, and no progress bar; -qq: only the verdict line of each run (and errors)",
     )
     check.add_argument(
         "--require",
@@ -272,7 +295,12 @@ def _parser() -> argparse.ArgumentParser:
     info = commands.add_parser("info", help="print what an implementation says about itself when started")
     _single_target_options(info)
     _connection_options(info)
-    info.add_argument("--format", choices=("text", "json"), default="text")
+    info.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="json: the metadata as one JSON object (selectedBy, implementation, protocolVersion); default text",
+    )
     info.set_defaults(handler=_info)
 
     report = commands.add_parser("report", help="render a JSON report as JSON, Markdown, HTML or a badge")
@@ -299,7 +327,12 @@ def _parser() -> argparse.ArgumentParser:
 
     cases = commands.add_parser("cases", help="list the scenarios and the rules they exercise, or export them")
     _selection_options(cases)
-    cases.add_argument("--format", choices=("text", "json"), default="text")
+    cases.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="json: the listing as one JSON object (--schema prints its schema); default text",
+    )
     cases.add_argument(
         "--export",
         metavar="DIR",
@@ -470,7 +503,22 @@ def _policy(options: argparse.Namespace) -> Policy:
     for capability in options.require:
         if not capability.strip():
             raise _UsageError("--require is empty: name the capability")
-    return Policy(tuple(dict.fromkeys(options.require)), options.fail_on_skip)
+    from toolcanon_conformance.protocol import UnknownCapability, resolve_capabilities
+
+    try:
+        required = resolve_capabilities(options.require)
+    except UnknownCapability as error:
+        raise _UsageError(str(error)) from None
+    return Policy(required, options.fail_on_skip)
+
+
+def _layout(options: argparse.Namespace) -> Layout:
+    """What each run's text holds: ``--show``'s parts whole, or (``--failures-only``, ``-q``) the failures alone."""
+    shown = frozenset(options.show)
+    if shown and (options.failures_only or options.quiet):
+        other = "--failures-only" if options.failures_only else "-q"
+        raise _UsageError(f"--show prints what {other} leaves out: give one or the other")
+    return Layout(shown, options.failures_only or options.quiet > 0)
 
 
 def _selected(options: argparse.Namespace, everything: list[dict[str, Any]]) -> tuple[list[Any], tuple[str, ...]]:
@@ -547,7 +595,12 @@ def _implementation(target: _Target, options: argparse.Namespace) -> Implementat
         except ValueError as error:
             raise _UsageError(f"{target}: {error}") from None
     timeout = default_timeout(target.value) if options.timeout is None else options.timeout
-    return InProcess(target.value, timeout=timeout)
+    implementation = InProcess(target.value, timeout=timeout)
+    try:
+        implementation.resolve()  # now, so that an --impl that cannot be imported is known before anything runs
+    except AdapterError as error:
+        raise _UsageError(f"{target}: {error}") from None
+    return implementation
 
 
 def _baseline(target: _Target) -> Baseline | None:
@@ -599,6 +652,7 @@ def _check(options: argparse.Namespace) -> int:
     if not chosen:
         raise _UsageError("no scenario matches the selection")
     terminal = _Terminal.of(sys.stderr if options.format == "json" else sys.stdout)
+    layout = _layout(options)
     baselines = [_baseline(target) for target in targets]
     implementations = [_implementation(target, options) for target in targets]
     goldens_folder = _goldens_dir(options.goldens)
@@ -629,7 +683,7 @@ def _check(options: argparse.Namespace) -> int:
             return _interrupted(options, targets, position, runs, not_run, interrupted.done, len(chosen), policy)
         run = Run(suite, (target.option, target.value), target.baseline, len(chosen), invocation)
         runs.append(run)
-        if options.quiet:
+        if options.quiet > 1:
             if len(targets) == 1:
                 terminal.line(terminal.style.verdict(verdict_line(run_json(run, policy))))
             continue
@@ -637,11 +691,11 @@ def _check(options: argparse.Namespace) -> int:
             if position:
                 terminal.line("")
             terminal.line(terminal.style.strong(f"[{position + 1}/{len(targets)}] {target}"))
-        terminal.line(_summary_text(run, run_json(run, policy), terminal.style))
+        terminal.line(run_text(run, run_json(run, policy), layout=layout, policy=policy, style=terminal.style))
     report = report_json(runs, policy=policy)
     if len(runs) > 1:
-        verdicts = _verdict_lines(report, terminal.style)
-        terminal.line("\n".join(verdicts if options.quiet else ["", f"{len(runs)} implementations:", *verdicts]))
+        verdicts = verdict_lines(report, terminal.style)
+        terminal.line("\n".join(verdicts if options.quiet > 1 else ["", f"{len(runs)} implementations:", *verdicts]))
     if options.report:
         _write_report(report, Path(options.report))
     if options.format == "json":
@@ -723,62 +777,6 @@ def _interrupted(
     return 130
 
 
-def _summary_text(run: Run, entry: dict[str, Any], style: Style = PLAIN) -> str:
-    """The table by rule, then what did not pass, then the one-line verdict."""
-    suite = run.suite
-    info = suite.implementation
-    lines = [style.strong(f"{info.name} {info.version} ({info.language})"), "", _rule_table(suite, style)]
-    failing = [result for result in suite.results if result.counts_as_failure]
-    if failing:
-        lines += ["", style.bad(f"Not passing ({len(failing)}):")]
-        lines += [_indent(result.explain()) for result in failing]
-    known = [result for result in suite.results if result.baseline == "known-failure"]
-    if known:
-        lines += ["", style.warning(f"Known failures, listed in the baseline ({len(known)}):")]
-        lines += [
-            f"  {result.scenario}" + (f" — {result.baseline_note}" if result.baseline_note else "") for result in known
-        ]
-    skipped = [result for result in suite.results if result.status == "skipped"]
-    if skipped:
-        lines += ["", style.warning(f"Skipped ({len(skipped)}):")]
-        lines += [
-            f"  {result.scenario}: {result.message}" + (f" ({result.issue_url})" if result.issue_url else "")
-            for result in skipped
-        ]
-    if suite.baseline_problems:
-        lines += ["", style.bad("Baseline problems:")]
-        lines += [f"  {problem.scenario}: {problem.message}" for problem in suite.baseline_problems]
-    lines += ["", golden_sources_line(entry), style.verdict(verdict_line(entry))]
-    return "\n".join(lines)
-
-
-def _verdict_lines(report: dict[str, Any], style: Style = PLAIN) -> list[str]:
-    """One line per implementation: ``  #1 NAME VERSION  VERDICT…``."""
-    runs = report["implementations"]
-    names = [
-        f"#{index + 1} {run['implementation']['name']} {run['implementation']['version']}"
-        for index, run in enumerate(runs)
-    ]
-    width = max(len(name) for name in names)
-    return [f"  {name.ljust(width)}  {style.verdict(verdict_line(run))}" for name, run in zip(names, runs, strict=True)]
-
-
-def _rule_table(suite: SuiteResult, style: Style = PLAIN) -> str:
-    tallies = suite.by_rule()
-    columns = ("passed", "failed", "errored", "skipped", "known")
-    width = max([len("rule"), len(NO_RULE), *(len(rule) for rule in tallies)])
-    header = "rule".ljust(width) + "".join(column.rjust(9) for column in columns)
-    rows = [header, "-" * len(header)]
-    for rule, tally in tallies.items():
-        mark = "" if tally.ok else "  " + style.bad("✗")
-        rows.append(rule.ljust(width) + "".join(str(getattr(tally, c)).rjust(9) for c in columns) + mark)
-    return "\n".join(rows)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
-
-
 def _write_report(report: dict[str, Any], file: Path) -> None:
     suffixes: dict[str, ReportFormat] = {".md": "md", ".html": "html", ".htm": "html"}
     form = suffixes.get(file.suffix.lower(), "json")
@@ -840,18 +838,49 @@ def _report(options: argparse.Namespace) -> int:
     ]
     if badge_options and options.format != "badge":
         raise _UsageError(f"{badge_options[0]} goes with --format badge")
-    source = "standard input" if options.file == "-" else options.file
-    try:
-        text = sys.stdin.read() if options.file == "-" else Path(options.file).read_text(encoding="utf-8")
-        report = read_report(json.loads(text))
-    except (OSError, ValueError, ReportError) as error:
-        raise _UsageError(f"{source}: {error}") from None
+    if options.output is not None:
+        if not options.output.strip():
+            raise _UsageError("-o is empty: name the file")
+        _writable(options.output, "-o")
+    report = _read_report(options.file)
     output = _badge_text(report, options) if options.format == "badge" else render(report, options.format)
-    if options.output:
-        Path(options.output).write_text(output, encoding="utf-8")
-    else:
+    if options.output is None:
         sys.stdout.write(output)
+        return 0
+    try:
+        Path(options.output).write_text(output, encoding="utf-8")
+    except OSError as error:
+        raise _UsageError(f"-o {options.output}: cannot write it: {error.strerror or error}") from None
     return 0
+
+
+def _read_report(file: str) -> dict[str, Any]:
+    """The JSON report in ``file`` (``-``: standard input); what is not one is a usage error naming the file."""
+    source = "standard input" if file == "-" else file
+    try:
+        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _UsageError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise _UsageError(f"{source}: that is a folder, not a JSON report") from None
+    except OSError as error:
+        raise _UsageError(f"{source}: cannot read it: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise _UsageError(f"{source}: not a JSON report (not UTF-8 text); {_WHICH_REPORT}") from None
+    try:
+        parsed = json.loads(text)
+    except RecursionError:
+        raise _UsageError(f"{source}: not a JSON report (nested too deep)") from None
+    except ValueError as error:
+        raise _UsageError(f"{source}: not a JSON report ({error}); {_WHICH_REPORT}") from None
+    try:
+        return read_report(parsed)
+    except (ReportError, RecursionError) as error:
+        reason = str(error) if isinstance(error, ReportError) else "not a conformance report: nested too deep"
+        raise _UsageError(f"{source}: {reason}") from None
+
+
+_WHICH_REPORT = "toolcanon report reads the JSON report that toolcanon check --report FILE.json writes"
 
 
 def _badge_text(report: dict[str, Any], options: argparse.Namespace) -> str:
@@ -936,7 +965,7 @@ def _cases(options: argparse.Namespace) -> int:
 
 
 def _export(options: argparse.Namespace) -> int:
-    """``cases --export DIR``: copy the selected scenarios, their goldens and the schemas; list what was written."""
+    """``cases --export DIR``: copy the selected scenarios, their goldens and the schemas; say how many, where."""
     from toolcanon_conformance.export import ExportError, export_cases
     from toolcanon_conformance.scenario import ScenarioError, load_scenarios
 
@@ -960,12 +989,11 @@ def _export(options: argparse.Namespace) -> int:
         )
     except ExportError as error:
         raise _UsageError(f"--export {options.export}: {error}") from None
-    for file in exported.files:
-        _out(str(destination / file))
     without = len(exported.scenarios) - len(exported.goldens)
     _out(
         f"wrote {len(exported.scenarios)} scenarios, {len(exported.goldens)} goldens and {len(exported.schemas)} "
-        f"schemas to {destination}" + (f" ({without} scenario(s) without a golden)" if without else "")
+        f"schemas to {destination} (scenarios/, goldens/, schemas/)"
+        + (f"; {without} scenario(s) without a golden" if without else "")
     )
     return 0
 

@@ -20,6 +20,11 @@ attempt would cost a whole timeout), and ends the run.
 The session logs the implementations write meanwhile are throwaway: they go to a scratch folder
 (:func:`scratch_directory`), RAM-backed where the system has one, so that their fsyncs cost nothing.
 
+``--seconds N`` is a time budget: no scenario is drawn once it is spent (a failure found before is still
+shrunk), and the run reports what it checked. Ctrl-C (``SIGINT``) does not interrupt a scenario where it is: it
+ends the run once the scenario under way has been checked, and the run reports what it found, in one line when
+it found nothing; a second Ctrl-C ends it at once.
+
 Exit status: 0 no failure found, 1 a failure found, 2 a usage error or an implementation (or the reference)
 that cannot be started, or a reference that fails on a generated scenario; 130 interrupted (Ctrl-C).
 """
@@ -33,8 +38,10 @@ import os
 import random
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -81,6 +88,11 @@ class _UsageError(Exception):
     """A problem with what the user asked for: reported in one line, exit status 2."""
 
 
+class _Stop(BaseException):
+    """Ends a hypothesis run before the next scenario (not an ``Exception``, so hypothesis lets it through): the
+    run was interrupted, or its time budget is spent."""
+
+
 class _Abort(BaseException):
     """Ends a hypothesis run at once, without shrinking (not an ``Exception``, so hypothesis lets it through):
     the reference failed, or the implementation hung."""
@@ -111,16 +123,22 @@ class Found:
 
 @dataclass(slots=True)
 class FuzzRun:
-    """What a run did: the seed, the scenarios drawn and checked (``examples`` of ``requested``), its wall
-    time and the share of it spent drawing, the failures found, and why it stopped early (or ``None``)."""
+    """What a run did: the seed, the scenarios drawn and checked (``examples`` of ``requested``, ``None`` for no
+    limit but the time ``budget``), its wall time and the share of it spent drawing, the failures found, why it
+    stopped early (or ``None``), whether the budget ended it, and whether it was interrupted (with the failure
+    it was shrinking then, if any)."""
 
     seed: int
-    requested: int
+    requested: int | None
     examples: int = 0
     seconds: float = 0.0
     drawing_seconds: float = 0.0
     found: list[Found] = field(default_factory=list)
     stopped: str | None = None
+    budget: float | None = None
+    out_of_time: bool = False
+    interrupted: bool = False
+    interrupted_shrinking: str | None = None
 
     @property
     def rate(self) -> float:
@@ -264,7 +282,8 @@ class _Round:
 def fuzz(
     pair: ImplementationPair,
     *,
-    examples: int = DEFAULT_EXAMPLES,
+    examples: int | None = DEFAULT_EXAMPLES,
+    seconds: float | None = None,
     seed_value: int = 0,
     differential: bool = True,
     invariants: bool = True,
@@ -272,32 +291,44 @@ def fuzz(
     max_failures: int = 1,
     save: Path | None = None,
     reporter: Reporter | None = None,
+    interrupted: Callable[[], bool] | None = None,
 ) -> FuzzRun:
     """Check the pair's implementation on ``examples`` generated scenarios, deterministically for a seed.
 
-    ``pair`` is started here and stopped at the end; whatever its ``start`` raises is left to the caller (an
+    ``seconds`` is a time budget: once it is spent no scenario is drawn (a failure found before is still
+    shrunk); ``examples`` ``None`` leaves the budget alone to end the run. ``interrupted`` is asked before each
+    scenario: when it answers true the run ends there, ``FuzzRun.interrupted``. ``pair`` is started here and
+    stopped at the end; whatever its ``start`` raises is left to the caller (an
     :class:`~toolcanon_conformance.exceptions.AdapterError` for the kit's adapters), and so is a
     :class:`~toolcanon_conformance.properties.ReferenceFailure`. Each distinct failure (up to
     ``max_failures``) is shrunk and, with ``save``, written there (see the module's documentation).
     """
+    if examples is None and seconds is None:
+        raise ValueError("fuzz needs a number of examples, a time budget in seconds, or both")
     report = reporter if reporter is not None else Reporter()
-    run = FuzzRun(seed_value, examples)
+    run = FuzzRun(seed_value, examples, budget=seconds)
     began = time.perf_counter()
     drawing = [0.0]
+    limits = _Limits(None if seconds is None else began + seconds, interrupted or _never)
     try:
         capabilities = pair.start()
         kinds = REFERENCE_EXOTIC_KINDS if exotic_kinds is None else tuple(exotic_kinds)
         strategy = _timed(scenarios(capabilities=capabilities, exotic_kinds=kinds), drawing)
         known: set[str] = set()
         rounds = 0
-        while run.examples < examples and len(run.found) < max_failures and run.stopped is None:
+        while (examples is None or run.examples < examples) and len(run.found) < max_failures:
+            if run.stopped is not None or _stopping(limits, run):
+                break
             state = _Round()
-            check = _property(pair, state, known, run, began, report, differential, invariants)
-            budget = examples - run.examples
+            check = _property(pair, state, known, run, began, report, differential, invariants, limits)
+            budget = _UNLIMITED if examples is None else examples - run.examples
             test = seed(_round_seed(seed_value, rounds))(_settings(budget)(given(strategy)(check)))
             rounds += 1
             try:
                 test()
+            except _Stop:
+                _stopping(limits, run, shrinking=state.target)
+                break
             except ConformanceFailure as failure:
                 assert state.target is not None
                 found = _found(pair, failure, state.target, state.attempts, save, run.seed)
@@ -319,6 +350,37 @@ def fuzz(
     return run
 
 
+#: ``max_examples`` of a run that only its time budget ends.
+_UNLIMITED: Final = 2**31 - 1
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    """What ends a run besides its count: the time budget's deadline (``perf_counter``), and the interrupt."""
+
+    deadline: float | None
+    interrupted: Callable[[], bool]
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+
+def _stopping(limits: _Limits, run: FuzzRun, *, shrinking: str | None = None) -> bool:
+    """Whether the run ends now, interrupted or out of time (recorded in ``run``)."""
+    if limits.interrupted():
+        run.interrupted = True
+        run.interrupted_shrinking = shrinking
+        return True
+    if limits.out_of_time():
+        run.out_of_time = True
+        return True
+    return False
+
+
 def _property(
     pair: ImplementationPair,
     state: _Round,
@@ -328,8 +390,13 @@ def _property(
     report: Reporter,
     differential: bool,
     invariants: bool,
+    limits: _Limits,
 ) -> Callable[[dict[str, Any]], None]:
     def check(scenario: dict[str, Any]) -> None:
+        # Checked here, between scenarios, where stopping leaves nothing half done; the time budget ends the
+        # drawing of new scenarios only, never the shrinking of a failure found.
+        if limits.interrupted() or (state.target is None and limits.out_of_time()):
+            raise _Stop
         _check_one(pair, scenario, state, known, run, began, report, differential, invariants)
 
     return check
@@ -534,6 +601,7 @@ def _parser() -> argparse.ArgumentParser:
             "regression scenarios."
         ),
         epilog=(
+            "Ctrl-C ends the run once the scenario under way is checked (a second Ctrl-C at once). "
             "Exit status: 0 no failure found, 1 a failure found, 2 usage error or an implementation that "
             "cannot be started, 130 interrupted."
         ),
@@ -547,9 +615,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--examples",
         type=whole_number(1, "count"),
-        default=DEFAULT_EXAMPLES,
         metavar="N",
-        help=f"scenarios (default {DEFAULT_EXAMPLES})",
+        help=f"scenarios (default {DEFAULT_EXAMPLES}; with --seconds alone, as many as the time allows)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=_seconds,
+        metavar="N",
+        help="time budget: draw no scenario after N seconds (a failure found before is still shrunk), "
+        "then report what ran",
     )
     parser.add_argument("--seed", type=_seed, metavar="S", help="repeat a run (default: a random seed, printed)")
     parser.add_argument("--save", metavar="DIR", help="save each shrunk failure: DIR/scenarios, DIR/goldens")
@@ -590,6 +664,11 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
         options = _parser().parse_args(arguments)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 2
+    with _deferred_interrupt() as interrupted:
+        return _fuzz(options, out, err, interrupted)
+
+
+def _fuzz(options: argparse.Namespace, out: IO[str], err: IO[str], interrupted: Callable[[], bool]) -> int:
     try:
         kinds = _exotic_kinds(options.exotic_kinds)
         save = _save_directory(options.save)
@@ -603,19 +682,23 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
         _line(err, f"{_PROG}: {error}")
         return 2
     seed_value = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
+    examples: int | None = options.examples
+    if examples is None and options.seconds is None:
+        examples = DEFAULT_EXAMPLES
     checks = {"both": "the differential check and the invariants", "differential": "the differential check"}
     if not options.quiet:
         _line(
             err,
-            f"{_PROG}: {options.examples} scenarios, seed {seed_value}, "
+            f"{_PROG}: {_extent(examples, options.seconds)}, seed {seed_value}, "
             f"{checks.get(options.check, 'the invariants')}: {pair.implementation!r} against {pair.reference!r}",
         )
-    reporter = _Progress(err, options.examples, interactive=err.isatty(), quiet=options.quiet)
+    reporter = _Progress(err, examples, interactive=err.isatty(), quiet=options.quiet, budget=options.seconds)
     try:
         with scratch_directory(scratch_parent):
             run = fuzz(
                 pair,
-                examples=options.examples,
+                examples=examples,
+                seconds=options.seconds,
                 seed_value=seed_value,
                 differential=options.check != "invariants",
                 invariants=options.check != "differential",
@@ -623,6 +706,7 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
                 max_failures=options.max_failures,
                 save=save,
                 reporter=reporter,
+                interrupted=interrupted,
             )
     except AdapterError as error:
         reporter.clear()
@@ -633,16 +717,65 @@ def fuzz_command(arguments: list[str], *, stdout: IO[str] | None = None, stderr:
         _line(err, f"{_PROG}: {error}; the scenario:\n{canonical_json(error.scenario, 2)}")
         return 2
     except KeyboardInterrupt:
+        # A second Ctrl-C, or one where no handler of the command's could be installed.
         reporter.clear()
-        partial = reporter.run
-        if partial is not None and partial.found:
-            _line(out, _summary(partial, options))
-        done = f" after {partial.examples} scenarios" if partial is not None else ""
-        _line(err, f"{_PROG}: interrupted{done}")
-        return 130
+        return _interrupted(out, err, reporter.run, options)
     reporter.clear()
+    if run.interrupted:
+        return _interrupted(out, err, run, options)
     _line(out, _summary(run, options))
     return 1 if run.found else 0
+
+
+def _extent(examples: int | None, seconds: float | None) -> str:
+    """How much a run draws: ``200 scenarios``, ``scenarios for 60 s``, or both limits."""
+    if seconds is None:
+        return f"{examples} scenarios"
+    if examples is None:
+        return f"scenarios for {seconds:g} s"
+    return f"{examples} scenarios or {seconds:g} s, whichever ends first"
+
+
+def _interrupted(out: IO[str], err: IO[str], run: FuzzRun | None, options: argparse.Namespace) -> int:
+    """Ctrl-C: the failures found so far on standard output, and one line on standard error; status 130."""
+    if run is not None and run.found:
+        _line(out, _summary(run, options))
+    done = ""
+    if run is not None:
+        done = f" after {run.examples} scenarios"
+        if run.interrupted_shrinking is not None:
+            done += f", while shrinking a failure ({run.interrupted_shrinking}): --seed {run.seed} finds it again"
+    _line(err, f"{_PROG}: interrupted{done}")
+    return 130
+
+
+@contextlib.contextmanager
+def _deferred_interrupt() -> Iterator[Callable[[], bool]]:
+    """While the run lasts, Ctrl-C (``SIGINT``) only raises a flag, which the run reads between scenarios; a
+    second Ctrl-C raises ``KeyboardInterrupt`` at once.
+
+    A ``KeyboardInterrupt`` raised wherever the signal lands can be swallowed (in a garbage collector callback
+    of hypothesis's, leaving the run going) or end an event loop of the reference with a traceback of its own;
+    the flag is read where stopping is safe. Left alone when ``SIGINT`` is not Python's default handler (ignored
+    in a background job, or handled by the caller), or outside the main thread.
+    """
+    pressed: list[int] = []
+
+    def handle(signum: int, frame: object) -> None:
+        pressed.append(signum)
+        if len(pressed) > 1:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: False
+        return
+    previous = signal.signal(signal.SIGINT, handle)
+    try:
+        yield lambda: bool(pressed)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _exotic_kinds(text: str | None) -> tuple[str, ...] | None:
@@ -748,6 +881,8 @@ def _summary(run: FuzzRun, options: argparse.Namespace) -> str:
         )
     if run.stopped is not None:
         lines.append(f"Stopped early: {run.stopped}.")
+    elif run.out_of_time:
+        lines.append(f"Stopped at the time budget: no scenario drawn after {run.budget:g} s (--seconds).")
     verdict = f"{len(run.found)} failure{'s' if len(run.found) != 1 else ''}" if run.found else "no failure"
     scenarios = f"{run.examples} scenario{'s' if run.examples != 1 else ''}"
     lines.append(
@@ -769,9 +904,12 @@ def _line(stream: IO[str], text: str) -> None:
 class _Progress(Reporter):
     """Progress on standard error: redrawn in place on a terminal, a line every few seconds otherwise."""
 
-    def __init__(self, stream: IO[str], total: int, *, interactive: bool, quiet: bool = False) -> None:
+    def __init__(
+        self, stream: IO[str], total: int | None, *, interactive: bool, quiet: bool = False, budget: float | None = None
+    ) -> None:
         self.stream = stream
         self.total = total
+        self.budget = budget
         self.interactive = interactive
         self.quiet = quiet
         self.shown_at = 0.0
@@ -797,17 +935,19 @@ class _Progress(Reporter):
             return
         rate = run.examples / elapsed if elapsed > 0 else 0.0
         failures = len(run.found)
+        timing = f"{elapsed:.0f} of {self.budget:g} s, " if self.budget is not None else ""
         self._show(
-            f"{run.examples}/{self.total} scenarios, {rate:.0f}/s, {failures} failure{'s' if failures != 1 else ''}",
+            f"{self._count(run)} scenarios, {timing}{rate:.0f}/s, {failures} failure{'s' if failures != 1 else ''}",
             now,
         )
+
+    def _count(self, run: FuzzRun) -> str:
+        return str(run.examples) if self.total is None else f"{run.examples}/{self.total}"
 
     def shrinking(self, run: FuzzRun, signature: str, attempts: int) -> None:
         now = time.monotonic()
         if not self.quiet and (self._due(now) or attempts == 1):
-            self._show(
-                f"{run.examples}/{self.total} scenarios: shrinking a failure ({signature}), attempt {attempts}", now
-            )
+            self._show(f"{self._count(run)} scenarios: shrinking a failure ({signature}), attempt {attempts}", now)
 
     def found(self, run: FuzzRun, found: Found) -> None:
         if self.quiet:

@@ -181,6 +181,7 @@ def _check_options(config: pytest.Config) -> None:
     for capability in config.getoption("require"):
         if not capability.strip():
             raise pytest.UsageError("--require is empty: name the capability")
+    _required(config)
     _timeout(config)
     for old, dest, new in _DEPRECATED:
         if config.getoption(dest) is not None:
@@ -191,6 +192,19 @@ def _check_options(config: pytest.Config) -> None:
             except pytest.PytestDeprecationWarning as error:
                 # -W error: the warning raised here would be an internal error; it is a usage error.
                 raise pytest.UsageError(str(error)) from None
+
+
+def _required(config: pytest.Config) -> tuple[str, ...]:
+    """The ``--require``d capabilities, spelled as the scenario format does; an unknown one is a usage error."""
+    requested: list[str] = config.getoption("require")
+    if not requested:
+        return ()
+    from toolcanon_conformance.protocol import UnknownCapability, resolve_capabilities
+
+    try:
+        return resolve_capabilities(requested)
+    except UnknownCapability as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _timeout(config: pytest.Config) -> float | None:
@@ -410,8 +424,7 @@ def _conformance_session(config: pytest.Config) -> ConformanceSession:
 def _policy(config: pytest.Config) -> Policy:
     from toolcanon_conformance.report import Policy
 
-    required: list[str] = config.getoption("require")
-    return Policy(tuple(dict.fromkeys(required)), bool(config.getoption("fail_on_skip")))
+    return Policy(_required(config), bool(config.getoption("fail_on_skip")))
 
 
 def _baseline(config: pytest.Config) -> Baseline | None:

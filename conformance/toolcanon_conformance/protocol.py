@@ -42,6 +42,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "SCHEMA_NAMES",
     "MessageKind",
+    "UnknownCapability",
     "decode_line",
     "encode",
     "info_from_wire",
@@ -50,6 +51,7 @@ __all__ = [
     "outcome_to_wire",
     "parse_run_response",
     "parse_start_response",
+    "resolve_capabilities",
     "run_command",
     "schema",
     "schema_errors",
@@ -91,6 +93,31 @@ def known_capabilities() -> tuple[str, ...]:
     """The optional capabilities of the scenario format, as ``scenario.schema.json`` lists them (its only list)."""
     names: list[str] = load_schema("scenario.schema.json")["$defs"]["capability"]["enum"]
     return tuple(sorted(names))
+
+
+class UnknownCapability(ValueError):
+    """A ``--require`` capability that is no capability of the scenario format: a usage error."""
+
+    def __init__(self, capability: str, closest: Iterable[str]) -> None:
+        self.capability = capability
+        self.closest = tuple(closest)
+        hint = f"closest: {', '.join(self.closest)}" if self.closest else f"known: {', '.join(known_capabilities())}"
+        super().__init__(f"--require {capability}: no such capability ({hint})")
+
+
+def resolve_capabilities(requested: Iterable[str]) -> tuple[str, ...]:
+    """The ``requested`` capabilities (``--require``), read ignoring case, each once, in order; raises
+    :class:`UnknownCapability` for a name the scenario format does not know, before anything runs."""
+    from toolcanon_conformance.selection import closest
+
+    by_folded = {name.casefold(): name for name in known_capabilities()}
+    resolved: dict[str, None] = {}
+    for capability in requested:
+        found = by_folded.get(capability.strip().casefold())
+        if found is None:
+            raise UnknownCapability(capability, closest(capability.strip().lower(), by_folded.values()))
+        resolved[found] = None
+    return tuple(resolved)
 
 
 def unknown_capabilities(capabilities: Iterable[str]) -> list[str]:

@@ -36,7 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("value", type=Path, help="JSON file holding the value")
     parser.add_argument("--args", type=Path, dest="args_file", help="JSON file holding the call's arguments")
     parser.add_argument(
-        "--config", type=Path, help='JSON object of the family\'s options, for example {"max_results": 2}'
+        "--config",
+        metavar="JSON|FILE",
+        help='the family\'s options, a JSON object: inline when the value starts with "{" '
+        "(--config '{\"max_results\": 2}'), otherwise the path of a JSON file holding it",
     )
     parser.add_argument("--finalize", action="store_true", help="also apply the family's finalize_content")
     return parser
@@ -53,6 +56,24 @@ def _read_json(path: Path, what: str) -> Any:
         raise _UsageError(f"{what} file {str(path)!r} is not JSON: {error}") from error
 
 
+def _config(text: str | None) -> dict[str, Any]:
+    """``--config``: a JSON object given inline (the value starts with ``{``) or in a file (any other value)."""
+    if text is None:
+        return {}
+    if text.lstrip().startswith("{"):
+        try:
+            config = load_json_text(text)
+        except ValueError as error:
+            raise _UsageError(f"--config {text}: not a JSON object: {error}") from error
+    else:
+        if not text.strip():
+            raise _UsageError('--config is empty: give a JSON object ({"max_results": 2}) or a file holding one')
+        config = _read_json(Path(text), "config")
+    if not isinstance(config, dict):
+        raise _UsageError(f"config file {text!r} holds no JSON object: --config wants one, inline or in a file")
+    return config
+
+
 def _snapshot(data: Any, what: str) -> Any:
     try:
         return snapshot_json(data)
@@ -66,9 +87,7 @@ def _inputs(options: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
         raise _UsageError(f"unknown family {options.family!r}; known families: {known}")
     value = _snapshot(_read_json(options.value, "value"), "value")
     args = _snapshot(_read_json(options.args_file, "args"), "args") if options.args_file else {}
-    config = _read_json(options.config, "config") if options.config else {}
-    if not isinstance(config, dict):
-        raise _UsageError("the config file must hold a JSON object")
+    config = _config(options.config)
     violations = violations_of(options.family, value)
     if violations:
         listed = "\n".join(f"  - {violation}" for violation in violations)

@@ -18,6 +18,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=_PROG,
         description="Derive the model messages from a session log alone and print them, one per line.",
+        epilog="Exit status: 0 the messages printed, 1 a malformed log, 2 usage error (a log that does not exist, "
+        "is a folder or cannot be read).",
     )
     parser.add_argument("log", metavar="LOG", help="path of a session log (JSON Lines)")
     return parser
@@ -30,8 +32,8 @@ def _error(text: str) -> None:
 def replay_command(argv: list[str]) -> int:
     """Run ``toolcanon replay`` with ``argv`` (the arguments after ``replay``); return the exit status.
 
-    0 on success (a torn last line is reported on standard error and skipped), 1 for a missing, unreadable or
-    malformed log, 2 for a usage error.
+    0 on success (a torn last line is reported on standard error and skipped), 1 for a malformed log, 2 for a
+    usage error: no log named, or one that does not exist, is a folder or cannot be read.
     """
     try:
         arguments = _parser().parse_args(argv)
@@ -42,16 +44,16 @@ def replay_command(argv: list[str]) -> int:
         replayed = replay(path)
     except FileNotFoundError:
         _error(f"{path}: no such file")
-        return 1
+        return 2
     except IsADirectoryError:
         _error(f"{path}: is a directory, not a session log")
-        return 1
+        return 2
     except MalformedLogError as malformed:
         _error(f"malformed session log: {malformed}")
         return 1
     except OSError as failure:
         _error(f"{path}: cannot read: {failure.strerror or failure}")
-        return 1
+        return 2
     if replayed.torn is not None:
         print(f"{_PROG}: {path}: {replayed.torn}; skipped", file=sys.stderr)
     text = "".join(canonical_json(message) + "\n" for message in replayed.messages)

@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["UnknownRule", "known_rules", "matches", "resolve_rules", "select"]
+__all__ = ["UnknownRule", "closest", "known_rules", "matches", "resolve_rules", "select"]
 
 _S = TypeVar("_S", bound=Mapping[str, Any])
 
@@ -45,10 +45,14 @@ def resolve_rules(requested: Iterable[str], known: Iterable[str]) -> tuple[str, 
     for rule in requested:
         found = by_folded.get(rule.strip().casefold())
         if found is None:
-            closest = difflib.get_close_matches(rule.strip().upper(), list(by_folded.values()), n=3, cutoff=0.6)
-            raise UnknownRule(rule, closest)
+            raise UnknownRule(rule, closest(rule.strip().upper(), by_folded.values()))
         resolved[found] = None
     return tuple(resolved)
+
+
+def closest(word: str, known: Iterable[str]) -> list[str]:
+    """The (at most three) ``known`` names closest to ``word``, closest first: the hint of a usage error."""
+    return difflib.get_close_matches(word, list(known), n=3, cutoff=0.6)
 
 
 def matches(scenario: Mapping[str, Any], patterns: Sequence[str] = (), rules: Sequence[str] = ()) -> bool:

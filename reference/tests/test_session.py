@@ -790,9 +790,9 @@ def test_replay_command_reports_a_torn_line(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_replay_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A missing file or a malformed log: a clear message on standard error and a non-zero exit."""
+    """A malformed log exits 1; a log that is not there or is a folder is a usage error, 2: one clear line."""
     missing = tmp_path / "absent.jsonl"
-    assert replay_command([str(missing)]) == 1
+    assert replay_command([str(missing)]) == 2
     assert capsys.readouterr().err == f"toolcanon replay: error: {missing}: no such file\n"
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b"oops\n")
@@ -801,8 +801,8 @@ def test_replay_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert err.startswith(
         f"toolcanon replay: error: malformed session log: {bad}: line 1 (byte offset 0): not valid JSON"
     )
-    assert replay_command([str(tmp_path)]) == 1
-    assert "is a directory" in capsys.readouterr().err
+    assert replay_command([str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"toolcanon replay: error: {tmp_path}: is a directory, not a session log\n"
     assert replay_command([]) == 2
     assert "usage: toolcanon replay" in capsys.readouterr().err
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
+import os
 import signal
+import sys
 import threading
 import traceback
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Final
 
 from toolcanon_conformance.exceptions import CannotStart, TimedOut
@@ -33,35 +38,124 @@ def default_timeout(target: str) -> float | None:
 def resolve(target: str) -> Implementation:
     """The implementation named ``module:attr`` (``attr`` may be dotted).
 
+    ``module`` is a dotted module name, or a Python file (``./adapter.py``, ``adapter.py``, any name ending in
+    ``.py`` or holding a ``/``), imported as ``python FILE`` would run it: its folder first on the import path.
     The attribute is either an implementation (an object with ``start``, ``run`` and ``stop``) or a callable
-    taking no argument that returns one (a class, a factory). Raises :class:`CannotStart` naming what is wrong.
+    taking no argument that returns one (a class, a factory). Raises :class:`CannotStart` naming what is wrong,
+    in one line (an exception raised by the implementation's own code, with where it was raised).
     """
-    module_name, colon, attr_path = target.partition(":")
+    module_name, colon, attr_path = target.rpartition(":")
     if not colon or not module_name or not attr_path:
-        raise CannotStart(f"{target!r} is not of the form module:attr")
-    try:
-        found: Any = importlib.import_module(module_name)
-    except Exception as error:
-        raise CannotStart(
-            f"cannot import {module_name!r} for {target!r}: {type(error).__name__}: {error}",
-            stderr=traceback.format_exc(),
-        ) from error
+        raise CannotStart(f"{target!r} is not of the form module:attr ({_FORMS})")
+    found: Any = _import(module_name, attr_path)
     for attr in attr_path.split("."):
         try:
             found = getattr(found, attr)
         except AttributeError:
-            raise CannotStart(f"{target!r}: {module_name!r} has no attribute {attr_path!r}") from None
-    if isinstance(found, type) or (not isinstance(found, Implementation) and callable(found)):
+            raise CannotStart(f"{module_name!r} has no attribute {attr_path!r}") from None
+    called = isinstance(found, type) or (not isinstance(found, Implementation) and callable(found))
+    if called:
         try:
             found = found()
         except Exception as error:
-            raise CannotStart(
-                f"{target!r}: calling it raised {type(error).__name__}: {error}",
-                stderr=traceback.format_exc(),
-            ) from error
+            raise CannotStart(f"calling {attr_path!r} of {module_name!r} raised {_raised(error)}") from error
     if not isinstance(found, Implementation):
-        raise CannotStart(f"{target!r} is a {type(found).__name__}, not an implementation (start, run, stop)")
+        kind = type(found).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        what = "returned" if called else "is"
+        raise CannotStart(
+            f"{attr_path!r} of {module_name!r} {what} {article} {kind}, not an implementation "
+            "(an object with start, run and stop, or a class or factory returning one)"
+        )
     return found
+
+
+_FORMS: Final = "a dotted module name, pkg.adapter:implementation, or a Python file, ./adapter.py:implementation"
+
+
+def _is_file(module_name: str) -> bool:
+    return module_name.endswith(".py") or "/" in module_name or os.sep in module_name
+
+
+def _import(module_name: str, attr_path: str) -> ModuleType:
+    """The module of a target: imported by name, or from its file."""
+    if _is_file(module_name):
+        return _import_file(module_name)
+    if not all(part.isidentifier() for part in module_name.split(".")):
+        raise CannotStart(f"{module_name!r} is not a module name: MODULE:ATTR takes {_FORMS}")
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        missing = error.name
+        if missing is None or not (module_name == missing or module_name.startswith(missing + ".")):
+            raise CannotStart(f"cannot import {module_name!r}: {_raised(error)}") from error
+        # The module itself is not there: importlib's traceback would say nothing more.
+        raise CannotStart(
+            f"cannot import {module_name!r}: No module named {missing!r}{_beside(missing, attr_path)}"
+        ) from None
+    except Exception as error:
+        raise CannotStart(f"cannot import {module_name!r}: {_raised(error)}") from error
+
+
+def _beside(missing: str, attr_path: str) -> str:
+    """A hint when the missing module is a file or folder of the current folder, which is not importable."""
+    here = os.getcwd()
+    if missing != missing.partition(".")[0] or any(os.path.abspath(entry or ".") == here for entry in sys.path):
+        return ""
+    if os.path.isfile(f"{missing}.py"):
+        return (
+            f" ({missing}.py is in the current folder, which is not on the import path: give the file, "
+            f"./{missing}.py:{attr_path}, or set PYTHONPATH=.)"
+        )
+    if os.path.isdir(missing):
+        return f" (the folder {missing} is in the current folder, which is not on the import path: set PYTHONPATH=.)"
+    return ""
+
+
+def _import_file(file: str) -> ModuleType:
+    """The module of a Python file, under the file's name: its folder first on ``sys.path`` (as ``python FILE``
+    has it, so that the modules beside it import), loaded once."""
+    path = Path(file)
+    if not path.is_file():
+        problem = "that is a folder" if path.is_dir() else "no such file"
+        raise CannotStart(f"cannot import {file!r}: {problem} (MODULE:ATTR takes {_FORMS})")
+    resolved = path.resolve()
+    name = resolved.stem
+    if not name.isidentifier():
+        raise CannotStart(f"cannot import {file!r}: {name!r} is not a module name: rename the file")
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        where = getattr(loaded, "__file__", None)
+        if where is not None and Path(where).resolve() == resolved:
+            return loaded
+        other = f"from {where}" if where else "built in"
+        raise CannotStart(f"cannot import {file!r}: the module {name!r} is imported already ({other}): rename the file")
+    folder = str(resolved.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise CannotStart(f"cannot import {file!r}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before it runs: dataclasses and the like look their module up there
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[name]
+        raise CannotStart(f"cannot import {file!r}: {_raised(error)}") from error
+    return module
+
+
+def _raised(error: BaseException) -> str:
+    """``TypeError: message (at FILE:LINE)``: the exception, and where in code other than the kit's and
+    importlib's it was raised (a syntax error names its place itself)."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith("<frozen") and frame.filename != __file__
+    ]
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames and not isinstance(error, SyntaxError) else ""
+    return f"{type(error).__name__}: {error}{where}"
 
 
 class InProcess:
