@@ -220,6 +220,12 @@ def wheels(session: nox.Session) -> None:
     with session.chdir(outside):
         session.run(str(kit / "toolcanon"), "check", external=True)
         session.run(str(kit / "toolcanon"), "cases", "--rule", "R-POST-4", external=True)
+        # the adapter guide's first step: its example, written out of the installed kit
+        shutil.rmtree(outside / "tutorial", ignore_errors=True)
+        session.run(str(kit / "toolcanon"), "example", "tutorial", external=True)
+        for name in ("minimal-registry.mjs", "minimal-adapter.mjs"):
+            if not (outside / "tutorial" / name).is_file():
+                session.error(f"toolcanon example wrote no {name}")
         session.run(str(kit / "pytest"), "--pyargs", "toolcanon_conformance", "-q", "-p", "no:cacheprovider",
                     external=True)  # fmt: skip
 
