@@ -193,8 +193,10 @@ COUNTS = re.compile(
 )
 GOLDEN_COUNTS = re.compile(r"goldens: (?P<counts>[a-z][a-z0-9-]*: \d+(?:, [a-z][a-z0-9-]*: \d+)*)")
 BADGE_COUNTS = re.compile(r"\b(?P<passed>\d+)/(?P<total>\d+) passed\b")
-SUITE_SIZE = re.compile(r"\bof (?P<total>\d+) scenarios\b|^(?P<bare>\d+) scenarios$")  # a run's; cases' header
+SUITE_SIZE = re.compile(r"\bof (?P<total>\d+) scenarios\b")  # a run's total
+CASES_HEADER = re.compile(r"^(?P<total>\d+) scenarios$")  # the first line of toolcanon cases
 REFERENCE_RUN = re.compile(r"toolcanon (?P<version>\d+\.\d+\.\d+) \(python\): [A-Z ]+(?:\([^)]*\))?: ")
+REFERENCE_END = re.compile(REFERENCE_RUN.pattern + "$")
 VERSION_MENTION = re.compile(r"\btoolcanon(?:-conformance)?[ =~]=?(?P<version>\d+\.\d+\.\d+)\b")
 #: A count above this is of the whole suite: the docs' examples of a selection select fewer scenarios.
 WHOLE_SUITE = 100
@@ -235,19 +237,22 @@ def stale_counts() -> list[str]:
     for document in _current_documents():
         text = document.read_text(encoding="utf-8")
         found: list[str] = []
-        for line in text.splitlines():
+        # a line of prose may wrap inside a count: each line is read joined to the next
+        lines = text.splitlines()
+        for alone, after in zip(lines, [*lines[1:], ""], strict=True):
+            line = f"{alone.rstrip()} {after.lstrip()}"
             for run in COUNTS.finditer(line):
                 counts = {name: int(value or 0) for name, value in run.groupdict().items()}
                 parts = sum(counts[name] for name in ("passed", "failed", "errored", "skipped", "known", "stale"))
                 if parts != counts["total"]:
                     found.append(f"counts {run.group(0)!r} add up to {parts}, not {counts['total']}")
-                reference = REFERENCE_RUN.search(line[: run.start()])
+                reference = REFERENCE_END.search(line[: run.start()])
                 if counts["total"] > WHOLE_SUITE and reference is not None:
                     own = sources.get("reference", 0)
                     if (counts["passed"], counts["skipped"]) != (own, total - own):
                         found.append(f"the reference's run {run.group(0)!r}: it passes {own} and skips {total - own}")
-            for size in SUITE_SIZE.finditer(line):
-                count = int(size.group("total") or size.group("bare"))
+            for size in (*SUITE_SIZE.finditer(line), *CASES_HEADER.finditer(alone)):
+                count = int(size.group("total"))
                 if count > WHOLE_SUITE and count != total:
                     found.append(f"{size.group(0)!r}: the suite has {total} scenarios")
             for badge in BADGE_COUNTS.finditer(line):

@@ -168,3 +168,13 @@ def test_history_keeps_its_counts(check_docs) -> None:  # type: ignore[no-untype
     names = {path.name for path in check_docs._current_documents()}
     assert "kit.md" in names and "README.md" in names
     assert not names & {"CHANGELOG.md", "performance.md", "mutation.md"}
+
+
+def test_a_count_wrapped_over_two_lines_is_read_whole(check_docs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    total, _ = check_docs._suite_counts()
+    document = tmp_path / "x.md"
+    document.write_text(f"Prose: `PASS: 1 passed, 0 failed, 0 errored,\n  0 skipped of {total} scenarios` ends.\n")
+    monkeypatch.setattr(check_docs, "_current_documents", lambda: [document])
+    assert check_docs.stale_counts() == [
+        f"x.md: counts '1 passed, 0 failed, 0 errored, 0 skipped of {total} scenarios' add up to 1, not {total}"
+    ]
