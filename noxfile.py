@@ -134,13 +134,15 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """Check the bundled reference in-process and as a subprocess, print both verdicts, and compare the runs."""
+    """Check the bundled reference in-process (its table by rule too, unless ``-- ARGS`` choose the output) and as
+    a subprocess, print both verdicts, and compare the runs."""
     import json
 
     _install(session)
     reports = Path(session.create_tmp())
     in_process, subprocess = reports / "in-process.json", reports / "subprocess.json"
-    session.run("toolcanon", "check", "--report", str(in_process), *session.posargs)
+    table = [] if session.posargs else ["--show", "rules"]
+    session.run("toolcanon", "check", *table, "--report", str(in_process), *session.posargs)
     adapter = "python -m toolcanon_conformance.adapters.reference"
     session.run(
         "toolcanon",

@@ -170,7 +170,7 @@ def test_history_keeps_its_counts(check_docs) -> None:  # type: ignore[no-untype
     assert not names & {"CHANGELOG.md", "performance.md", "mutation.md"}
 
 
-def test_a_count_wrapped_over_two_lines_is_read_whole(check_docs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_wrapped_count_is_read_whole(check_docs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     total, _ = check_docs._suite_counts()
     document = tmp_path / "x.md"
     document.write_text(f"Prose: `PASS: 1 passed, 0 failed, 0 errored,\n  0 skipped of {total} scenarios` ends.\n")
