@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcanon_conformance.baseline import Baseline, BaselineError
+from toolcanon_conformance.baseline import Baseline, BaselineError, Intent
 from toolcanon_conformance.diff import Difference, parse_path
 
 
@@ -54,6 +54,21 @@ def test_load_and_round_trip(tmp_path: Path) -> None:
     assert Baseline.load(file).to_json() == data
 
 
+def test_kinds_and_intents_round_trip() -> None:
+    data = {
+        "formatVersion": 1,
+        "knownFailures": [
+            {"scenario": "d", "kind": "deviation", "reason": "r", "intent": {"source": "src/a.ts", "quote": "q"}},
+            {"scenario": "h", "paths": ["$.a"], "kind": "host-limit", "reason": "Node 22: past 1,600 levels"},
+            {"scenario": "old", "reason": "format 1 without a kind"},
+        ],
+    }
+    loaded = Baseline.from_json(data)
+    assert loaded.entries["d"].kind == "deviation" and loaded.entries["d"].intent == Intent("src/a.ts", "q")
+    assert loaded.entries["h"].kind == "host-limit" and loaded.entries["old"].kind is None
+    assert loaded.to_json() == data
+
+
 @pytest.mark.parametrize(
     ("data", "words"),
     [
@@ -61,6 +76,22 @@ def test_load_and_round_trip(tmp_path: Path) -> None:
         ({"formatVersion": 1, "knownFailures": [{"scenario": "s", "path": "x"}]}, "path"),
         ({"formatVersion": 1, "knownFailures": [{"scenario": "s"}, {"scenario": "s"}]}, "listed twice"),
         ({"formatVersion": 1, "knownFailures": [{"scenario": "s", "paths": ["$..x"]}]}, "not a JSON path"),
+        *(
+            ({"formatVersion": 1, "knownFailures": [{"scenario": "s", "reason": "r", **entry}]}, words)
+            for entry, words in [
+                ({"kind": "bug"}, "s: kind 'bug' is neither 'deviation' .* nor 'host-limit'"),
+                ({"kind": ""}, "s: kind '' is neither"),
+                ({"kind": None}, "s: kind None is neither"),
+                ({"kind": "deviation"}, "s: a deviation quotes the intent it contradicts: no intent"),
+                ({"kind": "deviation", "intent": {"source": "a.ts", "quote": " "}}, "s: the intent's quote is missing"),
+                ({"kind": "deviation", "intent": {"source": "a.ts"}}, "s: the intent's quote is missing"),
+                ({"kind": "deviation", "intent": {"source": "/etc/a.ts", "quote": "q"}}, r"intent\.source"),
+                ({"kind": "deviation", "intent": {"source": "a.ts", "quote": "q", "line": 3}}, "line"),
+                ({"kind": "host-limit", "intent": {"source": "a.ts", "quote": "q"}}, "s: only a deviation quotes"),
+                ({"intent": {"source": "a.ts", "quote": "q"}}, "s: only a deviation quotes an intent"),
+                ({"kind": "host-limit", "reason": " "}, "s: a host limit names the engine and its measured limit"),
+            ]
+        ),
     ],
 )
 def test_a_malformed_baseline_is_refused(data: object, words: str) -> None:

@@ -5,12 +5,20 @@ A baseline file names the scenarios an implementation is known to fail, optional
     {"formatVersion": 1,
      "knownFailures": [
        {"scenario": "post-accept-value-rerenders", "reason": "issue 12"},
-       {"scenario": "meta-direct-vs-nested", "paths": ["$.steps.outer.nested[0].result.meta"]}]}
+       {"scenario": "meta-direct-vs-nested", "paths": ["$.steps.outer.nested[0].result.meta"],
+        "kind": "deviation", "reason": "a nested call gets no meta",
+        "intent": {"source": "src/meta.ts", "quote": "Every call carries its meta."}},
+       {"scenario": "log-deep-content", "kind": "host-limit",
+        "reason": "Node 22.23.5: structuredClone overflows its stack past 1,601 levels"}]}
 
 A failure of a listed scenario is *known* when every difference lies under one of its paths (any difference,
 when it lists none; an errored scenario only matches an entry without paths). Everything else still fails the
 run, and so does a stale entry: a listed scenario that now passes, a listed path where nothing differs any
 more, or a scenario id that does not exist.
+
+An entry may name its ``kind``: ``"deviation"``, where the implementation contradicts a written intent of its
+own, quoted in ``intent`` (``source``: a file of its repository or ``"design note"``; ``quote``: the text), or
+``"host-limit"``, a limit of the engine it runs on, which its ``reason`` names with the measured limit.
 """
 
 from __future__ import annotations
@@ -26,9 +34,12 @@ from toolcanon_conformance.diff import Difference, Path, format_path, is_under, 
 
 __all__ = [
     "BASELINE_FORMAT_VERSION",
+    "KINDS",
     "Baseline",
     "BaselineError",
     "BaselineProblem",
+    "Intent",
+    "Kind",
     "KnownFailure",
     "Verdict",
 ]
@@ -36,6 +47,9 @@ __all__ = [
 BASELINE_FORMAT_VERSION = 1
 
 Verdict: TypeAlias = Literal["known-failure", "unlisted", "stale"]
+#: What a known failure is: the implementation contradicting its own written intent, or its engine's limit.
+Kind: TypeAlias = Literal["deviation", "host-limit"]
+KINDS: tuple[Kind, ...] = ("deviation", "host-limit")
 
 
 class BaselineError(ValueError):
@@ -43,12 +57,22 @@ class BaselineError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Intent:
+    """The written intent a deviation contradicts: where it is written, and its words."""
+
+    source: str
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
 class KnownFailure:
-    """One entry of a baseline: a scenario known to fail, optionally only at some JSON paths."""
+    """One entry of a baseline: a scenario known to fail, optionally only at some JSON paths, and of which kind."""
 
     scenario: str
     paths: tuple[Path, ...] = ()
     reason: str = ""
+    kind: Kind | None = None
+    intent: Intent | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +105,7 @@ class Baseline:
         too_deep = first_too_deep(data, NESTING_LIMIT)
         if too_deep is not None:
             raise BaselineError(f"{source}: not a baseline: nested deeper than {NESTING_LIMIT} levels")
-        errors = schema_errors("baseline.schema.json", data)
+        errors = _kind_problems(data) or schema_errors("baseline.schema.json", data)
         if errors:
             raise BaselineError(f"{source}: not a baseline: " + "; ".join(errors))
         entries: dict[str, KnownFailure] = {}
@@ -92,7 +116,14 @@ class Baseline:
                 raise BaselineError(f"{source}: {item['scenario']}: {error}") from None
             if item["scenario"] in entries:
                 raise BaselineError(f"{source}: {item['scenario']} is listed twice")
-            entries[item["scenario"]] = KnownFailure(item["scenario"], paths, item.get("reason", ""))
+            intent = item.get("intent")
+            entries[item["scenario"]] = KnownFailure(
+                item["scenario"],
+                paths,
+                item.get("reason", ""),
+                item.get("kind"),
+                None if intent is None else Intent(intent["source"], intent["quote"]),
+            )
         return cls(entries)
 
     def to_json(self) -> dict[str, Any]:
@@ -102,8 +133,12 @@ class Baseline:
             item: dict[str, Any] = {"scenario": entry.scenario}
             if entry.paths:
                 item["paths"] = [format_path(path) for path in entry.paths]
+            if entry.kind is not None:
+                item["kind"] = entry.kind
             if entry.reason:
                 item["reason"] = entry.reason
+            if entry.intent is not None:
+                item["intent"] = {"source": entry.intent.source, "quote": entry.intent.quote}
             items.append(item)
         return {"formatVersion": BASELINE_FORMAT_VERSION, "knownFailures": items}
 
@@ -139,3 +174,29 @@ class Baseline:
         if gone:
             return "stale", "no longer differs at " + ", ".join(format_path(prefix) for prefix in gone)
         return "known-failure", entry.reason
+
+
+def _kind_problems(data: Any) -> list[str]:
+    """The entries whose kind, intent or reason do not fit together, said in words (the schema says it in paths)."""
+    items = data.get("knownFailures") if isinstance(data, dict) else None
+    problems: list[str] = []
+    for index, item in enumerate(items if isinstance(items, list) else ()):
+        if not isinstance(item, dict) or not ("kind" in item or "intent" in item):
+            continue
+        name = item["scenario"] if isinstance(item.get("scenario"), str) else f"knownFailures[{index}]"
+        kind, intent, reason = item.get("kind"), item.get("intent"), item.get("reason")
+        if "kind" in item and kind not in KINDS:
+            problems.append(
+                f"{name}: kind {kind!r} is neither 'deviation' (it contradicts a written intent of its own) "
+                "nor 'host-limit' (a limit of its engine)"
+            )
+        elif kind == "deviation" and intent is None:
+            problems.append(f"{name}: a deviation quotes the intent it contradicts: no intent {{source, quote}}")
+        elif kind != "deviation":
+            if intent is not None:
+                problems.append(f"{name}: only a deviation quotes an intent (kind: 'deviation')")
+            elif not (isinstance(reason, str) and reason.strip()):
+                problems.append(f"{name}: a host limit names the engine and its measured limit in its reason")
+        if isinstance(intent, dict) and not (isinstance(intent.get("quote"), str) and intent["quote"].strip()):
+            problems.append(f"{name}: the intent's quote is missing or blank")
+    return problems

@@ -1,0 +1,133 @@
+"""The kit's own baselines name the kind of each known failure, and a deviation quotes the original's own words.
+
+Under the policy of ``docs/edge-cases.md`` section 11, a known failure of the original is either a
+*deviation*, where it contradicts a written intent of its own (its design note, its docs, a comment or a type),
+quoted in the entry, or a *host limit* of its engine. The quotes are checked against the original's source when
+``TOOLCANON_ORIGINAL_REPO`` names a git repository of it (``toninfo/deepseek-harness``, bare or not) that
+holds :data:`ORIGINAL_COMMIT`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from toolcanon_conformance.baseline import KINDS, Baseline, Intent, KnownFailure
+
+ROOT = Path(__file__).resolve().parents[2]
+BASELINES = sorted((ROOT / "implementations").glob("*/baseline.json"))
+RENDERER_BASELINES = sorted((ROOT / "implementations").glob("*/renderer-baseline.json"))
+
+ORIGINAL_COMMIT = "611615650f1bd789dc83cedc428acc17934614d3"
+"""The commit of the original's source the contract's digest describes."""
+
+DESIGN_NOTE = ".agents/notes/implemented/architecture/2026-07-20-canonical-tool-output-contract.md"
+"""Where the original's repository keeps the design note, which an intent names as ``"design note"``."""
+
+UNCLASSIFIED: dict[str, set[str]] = {}
+"""Entries that are neither a deviation nor a host limit under the policy and stay as they are until their
+scenario is settled: named here, so that no other entry goes without a kind and this list cannot go stale
+(none now: what neither the note nor the original decides is marked ``optional`` in its scenario instead)."""
+
+# Comment markers that begin a line (``//``, ``/**``, `` * ``, ``#``) and a closing ``*/``: a quote spans lines.
+_LINE_MARKERS = re.compile(r"^\s*(?://+|/\*+|\*+/?|#+)?\s?|\s*\*/\s*$", re.MULTILINE)
+
+
+def entries_of(file: Path) -> list[KnownFailure]:
+    return list(Baseline.load(file).entries.values())
+
+
+def flattened(text: str) -> str:
+    """``text`` as one line: comment markers at line starts dropped, each run of white space one space."""
+    return " ".join(_LINE_MARKERS.sub(" ", text).split())
+
+
+def quoted_in(intent: Intent, source_text: str) -> bool:
+    """Whether the intent's quote is in the source, verbatim but for line breaks and comment markers."""
+    return flattened(intent.quote) in flattened(source_text)
+
+
+def original_source(path: str) -> str:
+    """The text of ``path`` in the original's repository at :data:`ORIGINAL_COMMIT` (the test skips without it)."""
+    repo = os.environ.get("TOOLCANON_ORIGINAL_REPO", "")
+    missing = "missing capability: the original's source mirror is not on this machine"
+    if not repo or not Path(repo).is_dir():
+        pytest.skip(f"{missing} (TOOLCANON_ORIGINAL_REPO names no git repository of toninfo/deepseek-harness)")
+    held = subprocess.run(
+        ["git", "-C", repo, "cat-file", "-e", f"{ORIGINAL_COMMIT}^{{commit}}"], capture_output=True, check=False
+    )
+    if held.returncode != 0:
+        pytest.skip(f"{missing} ({repo} does not hold commit {ORIGINAL_COMMIT[:10]})")
+    shown = subprocess.run(
+        ["git", "-C", repo, "show", f"{ORIGINAL_COMMIT}:{DESIGN_NOTE if path == 'design note' else path}"],
+        capture_output=True,
+        check=False,
+    )
+    assert shown.returncode == 0, f"{path} is no file of the original's source at {ORIGINAL_COMMIT[:10]}"
+    return shown.stdout.decode("utf-8")
+
+
+def deviations() -> list[tuple[str, KnownFailure]]:
+    return [(file.parent.name, entry) for file in BASELINES for entry in entries_of(file) if entry.kind == "deviation"]
+
+
+def test_there_are_baselines_and_deviations_to_check() -> None:
+    assert BASELINES and deviations()
+
+
+@pytest.mark.parametrize("file", BASELINES, ids=lambda file: file.parent.name)
+def test_every_entry_names_its_kind(file: Path) -> None:
+    unclassified = UNCLASSIFIED.get(file.parent.name, set())
+    listed = {entry.scenario: entry for entry in entries_of(file)}
+    assert unclassified <= set(listed), f"{sorted(unclassified - set(listed))} are no longer in {file.name}"
+    for entry in listed.values():
+        if entry.scenario in unclassified:
+            assert entry.kind is None, f"{entry.scenario} has its kind now: take it out of UNCLASSIFIED"
+            continue
+        assert entry.kind in KINDS, f"{entry.scenario}: an entry of the kit's baseline names its kind, one of {KINDS}"
+        if entry.kind == "host-limit":
+            assert re.search(r"\b(Node|V8)\b", entry.reason), f"{entry.scenario}: a host limit names the engine"
+            measured = re.search(r"\b(past|beyond|up to|over) (about )?\d", entry.reason)
+            assert measured, f"{entry.scenario}: a host limit names the limit it measured"
+
+
+@pytest.mark.parametrize(("implementation", "entry"), deviations(), ids=lambda value: getattr(value, "scenario", value))
+def test_a_deviation_quotes_a_file_of_the_original(implementation: str, entry: KnownFailure) -> None:
+    intent = entry.intent
+    assert intent is not None and intent.quote.strip(), f"{implementation}: {entry.scenario} quotes no intent"
+    if intent.source != "design note":
+        where = PurePosixPath(intent.source)
+        assert not where.is_absolute() and ".." not in where.parts, f"{intent.source} is not a path in the repository"
+        assert where.suffix, f"{entry.scenario}: {intent.source} names no file"
+
+
+@pytest.mark.parametrize(("implementation", "entry"), deviations(), ids=lambda value: getattr(value, "scenario", value))
+def test_a_deviation_quotes_words_that_are_in_the_original(implementation: str, entry: KnownFailure) -> None:
+    assert entry.intent is not None
+    text = original_source(entry.intent.source)
+    assert quoted_in(entry.intent, text), f"{entry.scenario}: the quote is not in {entry.intent.source}"
+    words = entry.intent.quote.split()
+    altered = Intent(entry.intent.source, " ".join([*words[:-1], "never", words[-1]]))
+    assert not quoted_in(altered, text), "the check would accept words the source does not hold"
+
+
+def test_a_quote_may_span_comment_lines_but_not_change_a_word() -> None:
+    source = "      // The run-scoped abort: follows the\n      // outer signal in.\n/**\n * A type\n * comment. */\n"
+    assert quoted_in(Intent("a.ts", "The run-scoped abort: follows the outer signal in."), source)
+    assert quoted_in(Intent("a.ts", "A type comment."), source)
+    assert not quoted_in(Intent("a.ts", "The run-scoped abort follows the outer signal in."), source)
+    assert not quoted_in(Intent("a.ts", "follows the inner signal"), source)
+
+
+@pytest.mark.parametrize("file", RENDERER_BASELINES, ids=lambda file: file.parent.name)
+def test_the_renderer_baseline_lists_nothing_it_could_not_classify(file: Path) -> None:
+    listed = json.loads(file.read_text(encoding="utf-8"))["deviations"]
+    assert not listed, (
+        f"{file.name} lists {sorted(listed)}, but its entries (an id and its reason) name no kind and quote no "
+        "intent, as every known failure in the kit's baselines must"
+    )
