@@ -55,7 +55,7 @@ _TOKEN: Final = re.compile(r"(<[a-z][a-z-]*>|\\n)")
 _ITEMS_OF: Final = re.compile(r"^(?P<family>.+?) \(items of (?P<names>.+)\)$")
 #: Top-level scenario keys whose strings describe the scenario rather than run it.
 _TABLE_HEAD: Final = re.compile(r"^\|\s*(?:placeholder|template)\s*\||^\|[-| ]+\|$")
-_NOT_RUN: Final = frozenset({"formatVersion", "id", "rules", "description", "golden", "ignore"})
+_NOT_RUN: Final = frozenset({"formatVersion", "id", "rules", "description", "golden", "ignore", "optional"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from broken_implementations import BUGS, Bug
 from fake_suite import write_suite
 
 from toolcanon_conformance.adapters.reference import ReferenceImplementation
-from toolcanon_conformance.check_text import fold_line_of_skips, parse_parts
+from toolcanon_conformance.check_text import fold_line_of_known, fold_line_of_skips, parse_parts
 from toolcanon_conformance.cli import main
 from toolcanon_conformance.implementation import ImplementationInfo, Outcome
 from toolcanon_conformance.runner import ScenarioResult
@@ -82,7 +82,7 @@ def test_show_takes_a_list_is_repeatable_and_all_is_every_part(
     known_list = everything.index("Known failures, listed in the baseline (1):")
     assert everything[known_list + 1] == "  bad-meta"
     assert everything.index("Skipped (2):") < everything.index("Not passing (1):")
-    assert parse_parts("rules,all") == ["rules", "rules", "skips", "known"]
+    assert parse_parts("rules,all") == ["rules", "rules", "skips", "known", "optional"]
 
 
 def test_folded_the_known_failures_are_one_line_above_the_failures(
@@ -93,6 +93,31 @@ def test_folded_the_known_failures_are_one_line_above_the_failures(
     _, lines = _check(capsys, "--impl", "fake_suite:implementation", *suite, "--baseline", str(baseline))
     assert lines[2] == "1 known failure, excused by the baseline; --show known lists them"
     assert "  bad-meta" not in lines and lines.index("Not passing (1):") > 2
+
+
+def test_the_known_failures_say_their_kind_folded_and_listed(
+    suite: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = tmp_path / "baseline.json"
+    entry = {"scenario": "bad-meta", "kind": "deviation", "reason": "r", "intent": {"source": "a.ts", "quote": "q"}}
+    baseline.write_text(json.dumps({"formatVersion": 1, "knownFailures": [entry]}))
+    known = ["--impl", "fake_suite:implementation", *suite, "--baseline", str(baseline)]
+    _, folded = _check(capsys, *known)
+    assert folded[2] == "1 known failure (1 deviation), excused by the baseline; --show known lists them"
+    _, listed = _check(capsys, *known, "--show", "known")
+    assert listed[listed.index("Known failures, listed in the baseline (1):") + 1] == "  bad-meta (deviation) — r"
+
+
+def test_the_fold_line_counts_each_kind() -> None:
+    def known(kind: str | None) -> ScenarioResult:
+        return ScenarioResult("s", (), "failed", baseline="known-failure", baseline_kind=kind)  # type: ignore[arg-type]
+
+    results = [known("host-limit"), known("deviation"), known("host-limit"), known(None)]
+    assert fold_line_of_known(results) == (
+        "4 known failures (1 deviation, 2 host limits, 1 unclassified), excused by the baseline; "
+        "--show known lists them"
+    )
+    assert fold_line_of_known([known(None)]) == "1 known failure, excused by the baseline; --show known lists them"
 
 
 def test_baseline_problems_come_after_the_failures_and_before_the_verdict(
@@ -229,7 +254,10 @@ def test_show_refuses_a_part_it_does_not_know(suite: list[str], capsys: pytest.C
     with pytest.raises(SystemExit) as stopped:
         main(["check", *suite, "--show", "rules,tables"])
     assert stopped.value.code == 2
-    assert "argument --show: 'tables' is not a part: choose from rules, skips, known, all" in capsys.readouterr().err
+    assert (
+        "argument --show: 'tables' is not a part: choose from rules, skips, known, optional, all"
+        in capsys.readouterr().err
+    )
 
 
 # --- several implementations ------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ def test_the_json_report_follows_its_schema(report: dict[str, Any]) -> None:
         "knownFailures": 1,
         "stale": 0,
         "baselineProblems": 0,
+        "optional": 0,
     }
     failed = next(s for s in run["scenarios"] if s["id"] == "post-<wrong>")
     assert failed["differences"][0] == {
@@ -330,6 +331,34 @@ def test_a_pass_with_known_failures_says_the_baseline_excused_them() -> None:
     assert verdict_line(entry).startswith(
         "FAIL (1 stale baseline entry): 1 passed, 0 failed, 0 errored, 0 skipped, 1 stale of 2"
     )
+
+
+def test_every_report_shows_the_kind_a_known_failure_names() -> None:
+    intent = {"source": "src/a.ts", "quote": "q"}
+    baseline = Baseline.from_json(
+        {
+            "formatVersion": 1,
+            "knownFailures": [
+                {"scenario": "d", "kind": "deviation", "reason": "contradicts q", "intent": intent},
+                {"scenario": "h", "kind": "host-limit", "reason": "Node 22: past 1,600 levels"},
+                {"scenario": "u"},
+            ],
+        }
+    )
+    scenarios = [scenario("a"), *(scenario(name, "wrong-value", rules=["R-WRAP-1"]) for name in "dhu")]
+    suite = run_suite(InProcess(Scripted()), scenarios, goldens, baseline=baseline)
+    report = report_json(suite)
+    validate_report(report)
+    by_id = {s["id"]: s for s in report["implementations"][0]["scenarios"]}
+    assert by_id["d"]["baseline"] == {"verdict": "known-failure", "note": "contradicts q", "kind": "deviation"}
+    assert by_id["h"]["baseline"]["kind"] == "host-limit" and "kind" not in by_id["u"]["baseline"]
+    markdown = report_markdown(report)
+    assert "- `d` [R-WRAP-1] — baseline: known-failure, deviation (contradicts q)" in markdown
+    assert "- `h` [R-WRAP-1] — baseline: known-failure, host-limit (Node 22: past 1,600 levels)" in markdown
+    assert "- `u` [R-WRAP-1] — baseline: known-failure\n" in markdown
+    page = render(report, "html")
+    assert "<div>baseline: known-failure, deviation contradicts q</div>" in page
+    assert "<div>baseline: known-failure, host-limit Node 22: past 1,600 levels</div>" in page
 
 
 def test_required_capabilities_and_fail_on_skip() -> None:

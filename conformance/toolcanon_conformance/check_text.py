@@ -1,8 +1,9 @@
 """The text ``toolcanon check`` prints for people: what needs attention last, right above the verdict.
 
-A run's text is, in order: the implementation's name; one line each for the table by rule, the known failures
-and the skipped scenarios, folded to their counts unless ``--show`` asks for them whole (then they follow, after
-the golden count); how many goldens come from each source; then every scenario that did not pass with its first
+A run's text is, in order: the implementation's name; one line each for the table by rule, the known failures,
+the skipped scenarios and the optional differences (passed scenarios that differ only where the contract leaves
+the bytes open), folded to their counts unless ``--show`` asks for them whole (then they follow, after the golden
+count); how many goldens come from each source; then every scenario that did not pass with its first
 difference, the skips when ``--fail-on-skip`` makes them fail the run, the baseline's problems, and the verdict
 line, always last. ``--failures-only`` keeps only the
 failures and the verdict. With several implementations each run's text follows the other's and
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
+from toolcanon_conformance.baseline import KINDS
 from toolcanon_conformance.display import PLAIN, Style
 from toolcanon_conformance.report import Policy, Run, golden_sources_line, verdict_line
 from toolcanon_conformance.runner import NO_RULE, ScenarioResult, SuiteResult
@@ -28,6 +30,7 @@ __all__ = [
     "Layout",
     "Part",
     "fold_line_of_known",
+    "fold_line_of_optional",
     "fold_line_of_rules",
     "fold_line_of_skips",
     "parse_parts",
@@ -36,9 +39,10 @@ __all__ = [
     "verdict_lines",
 ]
 
-Part: TypeAlias = Literal["rules", "skips", "known"]
-#: What ``--show`` can print whole: the table by rule, the skipped scenarios, the baseline's known failures.
-PARTS: Final[tuple[Part, ...]] = ("rules", "skips", "known")
+Part: TypeAlias = Literal["rules", "skips", "known", "optional"]
+#: What ``--show`` can print whole: the table by rule, the skipped scenarios, the baseline's known failures, the
+#: optional differences.
+PARTS: Final[tuple[Part, ...]] = ("rules", "skips", "known", "optional")
 _ALL: Final = "all"
 _NO_POLICY: Final = Policy()
 
@@ -78,6 +82,7 @@ def run_text(
     failing = [result for result in results if result.counts_as_failure]
     known = [result for result in results if result.baseline == "known-failure"]
     skipped = [result for result in results if result.status == "skipped"]
+    optional = [result for result in results if result.optional_differences]
     # Under --fail-on-skip the skips fail the run: they are shown with the failures.
     skips_fail = policy.fail_on_skip and bool(skipped)
     blocks: list[list[str]] = []
@@ -90,6 +95,8 @@ def run_text(
             head.append(fold_line_of_known(known))
         if skipped and "skips" not in layout.show and not skips_fail:
             head.append(fold_line_of_skips(skipped))
+        if optional and "optional" not in layout.show:
+            head.append(fold_line_of_optional(optional))
         head.append(golden_sources_line(entry))
         blocks.append(head)
         if "rules" in layout.show:
@@ -98,6 +105,8 @@ def run_text(
             blocks.append(_known_section(known, style))
         if skipped and "skips" in layout.show and not skips_fail:
             blocks.append(_skips_section(skipped, style))
+        if optional and "optional" in layout.show:
+            blocks.append(_optional_section(optional, style))
     if failing:
         blocks.append([style.bad(f"Not passing ({len(failing)}):"), *(_indent(result.explain()) for result in failing)])
     if skips_fail:
@@ -161,15 +170,45 @@ def fold_line_of_skips(skipped: Sequence[ScenarioResult]) -> str:
 
 
 def fold_line_of_known(known: Sequence[ScenarioResult]) -> str:
-    """``2 known failures, excused by the baseline; --show known lists them``."""
+    """``2 known failures, excused by the baseline; --show known lists them``, the kinds counted after the noun
+    (``(1 deviation, 1 host limit)``) when the baseline's entries name them."""
     noun = "known failure" if len(known) == 1 else "known failures"
+    kinds = Counter(result.baseline_kind for result in known)
+    if set(kinds) != {None}:
+        counts = [f"{n} {kind.replace('-', ' ')}{'' if n == 1 else 's'}" for kind in KINDS if (n := kinds[kind])]
+        counts += [f"{kinds[None]} unclassified"] if kinds[None] else []
+        noun += f" ({', '.join(counts)})"
     return f"{len(known)} {noun}, excused by the baseline; --show known lists them"
+
+
+def fold_line_of_optional(optional: Sequence[ScenarioResult]) -> str:
+    """``optional: 2 scenarios differ only where the contract leaves the bytes open; --show optional lists them``."""
+    noun = "scenario differs" if len(optional) == 1 else "scenarios differ"
+    return f"optional: {len(optional)} {noun} only where the contract leaves the bytes open; --show optional lists them"
+
+
+def _optional_section(optional: Sequence[ScenarioResult], style: Style) -> list[str]:
+    """Each scenario's optional differences, under the reason its scenario gives for each."""
+    noun = "scenario" if len(optional) == 1 else "scenarios"
+    lines = [style.warning(f"Optional differences, where the contract leaves the bytes open ({len(optional)} {noun}):")]
+    for result in optional:
+        count = len(result.optional_differences)
+        rules = ", ".join(result.rules) or NO_RULE
+        lines.append(f"  {result.scenario} [{rules}]: {count} optional difference{'' if count == 1 else 's'}")
+        by_why: dict[str, list[str]] = {}
+        for found in result.optional_differences:
+            by_why.setdefault(found.optional.why, []).append(str(found.difference))
+        for why, differences in by_why.items():
+            lines.append(f"    {why}:")
+            lines += ["\n".join("      " + line for line in text.splitlines()) for text in differences]
+    return lines
 
 
 def _known_section(known: Sequence[ScenarioResult], style: Style) -> list[str]:
     lines = [style.warning(f"Known failures, listed in the baseline ({len(known)}):")]
     for result in known:
-        lines.append(f"  {result.scenario}" + (f" — {result.baseline_note}" if result.baseline_note else ""))
+        kind = f" ({result.baseline_kind})" if result.baseline_kind else ""
+        lines.append(f"  {result.scenario}{kind}" + (f" — {result.baseline_note}" if result.baseline_note else ""))
     return lines
 
 

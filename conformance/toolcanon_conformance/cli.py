@@ -92,9 +92,9 @@ the second implementation only:
 Selection: -k PATTERN takes the scenarios whose id contains PATTERN (ignoring case); --rule R-… those
 exercising the rule (ignoring case; an unknown id is a usage error). Each is repeatable: a scenario matching
 any -k is taken, and any --rule; both together take those matching a -k and a --rule.
-Output, for each run: its name, one line each for the rules, known failures and skips (--show prints them
-whole), then every scenario that did not pass with its differences, and the verdict line last; --failures-only
-keeps only those two. With several implementations, one verdict line each ends the output.
+Output, for each run: its name, one line each for the rules, known failures, skips and optional differences
+(--show prints them whole), then every scenario that did not pass with its differences, and the verdict line
+last; --failures-only keeps only those two. With several implementations, one verdict line each ends the output.
 Exit status: 0 every run passed, 1 a run failed or nothing passed in it, 2 usage error or an implementation
 could not be started, 130 interrupted."""
 
@@ -247,7 +247,8 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="PART[,PART]",
         help="print these whole instead of one line each: rules (the table by rule), skips (the skipped "
-        "scenarios), known (the baseline's known failures), all (repeatable)",
+        "scenarios), known (the baseline's known failures), optional (the differences where the contract leaves "
+        "the bytes open), all (repeatable)",
     )
     check.add_argument(
         "--failures-only",

@@ -29,6 +29,7 @@ __all__ = [
     "format_path",
     "is_under",
     "parse_path",
+    "values_at",
 ]
 
 Path: TypeAlias = tuple[str | int, ...]
@@ -114,8 +115,9 @@ def is_under(path: Path, prefix: Path) -> bool:
 def compare(expected: bytes, actual: bytes, ignore: Sequence[Path] = ()) -> tuple[Difference, ...]:
     """The differences of ``actual`` from ``expected`` (empty when they agree), at most 100, first first.
 
-    Differences at or under an ``ignore`` path do not count. When only ignored places differ the two agree.
-    Any depth and any size is compared in time linear in the texts' lengths.
+    Differences at or under an ``ignore`` path do not count. When only ignored places differ the two agree,
+    provided the rest of the texts is the same byte for byte. Any depth and any size is compared in time linear
+    in the texts' lengths.
     """
     if expected == actual:
         return ()
@@ -134,8 +136,33 @@ def compare(expected: bytes, actual: bytes, ignore: Sequence[Path] = ()) -> tupl
     if walk.differences:
         return tuple(walk.differences)
     if walk.ignored_differ:
-        return ()
+        # The data agree outside the ignored places; their bytes must too (spacing, escapes).
+        masked_expected, masked_actual = _masked(expected_text, walk.ignore), _masked(actual_text, walk.ignore)
+        if masked_expected == masked_actual:
+            return ()
+        return (_format_difference(masked_expected, masked_actual, "the ignored values left out"),)
     return (_format_difference(expected_text, actual_text),)
+
+
+def values_at(data: bytes, paths: Sequence[Path]) -> list[tuple[str, str] | None]:
+    """For each path, the JSON type (``string``, ``number``, …) and compact text of the value there in ``data``
+    (a JSON text's bytes), or ``None`` when there is none; a ``ValueError`` when ``data`` is not JSON."""
+    with _collector_paused():
+        tree = _parse(_decode(data))
+        found: list[tuple[str, str] | None] = []
+        for path in paths:
+            node: Any = tree
+            for element in path:
+                if isinstance(element, int) and type(node) is list and element < len(node):
+                    node = node[element]
+                elif isinstance(element, str) and type(node) is _Object and element in (members := dict(node)):
+                    node = members[element]
+                else:
+                    found.append(None)
+                    break
+            else:
+                found.append((_KIND[type(node)], _dump(node)))
+    return found
 
 
 def _decode(data: bytes) -> str:
@@ -426,7 +453,7 @@ def _show(value: Any) -> str:
 # --- differences of form only --------------------------------------------------------------------------
 
 
-def _format_difference(expected: str, actual: str) -> Difference:
+def _format_difference(expected: str, actual: str, note: str = "") -> Difference:
     offset = first_difference(expected, actual)
     start = max(0, offset - 30)
     return Difference(
@@ -434,8 +461,75 @@ def _format_difference(expected: str, actual: str) -> Difference:
         "format",
         expected[start : offset + 30],
         actual[start : offset + 30],
-        f"the same data written differently, from character {offset}",
+        f"the same data written differently, from character {offset}" + (f" ({note})" if note else ""),
     )
+
+
+#: A JSON text's lexemes: strings, punctuation, the text of a number or literal, whitespace.
+_LEXEME = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^ \t\n\r{}\[\],:"]+|[ \t\n\r]+')
+
+
+def _masked(text: str, ignore: _IgnoreTree | _Ignored | None) -> str:
+    """``text`` (valid JSON) as it reads without the values at ignore paths (an object's member with its key, an
+    array's item, and the comma that parted it from the others), all else kept byte for byte."""
+    if isinstance(ignore, _Ignored):
+        return ""
+    parts: list[str] = []
+    # Per open container: its ignore tree, whether it is an object, and [its current key or index, whether a key
+    # comes next, where in parts the last comma goes if the member after it is kept, whether a member was kept].
+    frames: list[tuple[_IgnoreTree | None, bool, list[Any]]] = []
+    skipping = 0  # how deep inside a left-out container value
+    dropping = False  # between a left-out member's key and its value
+    for match in _LEXEME.finditer(text):
+        token = match.group()
+        char = token[0]
+        if skipping:
+            skipping += 1 if char in "{[" else -1 if char in "}]" else 0
+            continue
+        if char in " \t\n\r:":
+            if not dropping:
+                parts.append(token)
+            continue
+        if char == ",":
+            _, is_object, state = frames[-1]
+            state[2] = len(parts)
+            parts.append("")
+            if is_object:
+                state[1] = True
+            else:
+                state[0] += 1
+            continue
+        if char in "}]":
+            parts.append(token)
+            frames.pop()
+            continue
+        node: _IgnoreTree | _Ignored | None = ignore
+        if frames:
+            tree, is_object, state = frames[-1]
+            if dropping:
+                dropping = False
+                skipping = 1 if char in "{[" else 0
+                continue
+            key_next = is_object and state[1]
+            if key_next:
+                state[0], state[1] = scanstring(text, match.start() + 1)[0], False
+            node = tree.get(state[0]) if tree else None
+            if key_next or not is_object:
+                if isinstance(node, _Ignored):
+                    dropping = key_next
+                    skipping = 1 if not key_next and char in "{[" else 0
+                    continue
+                if state[2] is not None and state[3]:
+                    parts[state[2]] = ","
+                state[3] = True
+                if key_next:
+                    parts.append(token)
+                    continue
+        parts.append(token)
+        if char in "{[":
+            below = node if isinstance(node, dict) else None
+            frames.append((below, char == "{", [None, True, None, False] if char == "{" else [0, False, None, False]))
+    return "".join(parts)
 
 
 #: What moves a path through a JSON text: strings (keys among them) and punctuation. Numbers, literals and

@@ -9,7 +9,8 @@ Markdown and HTML put what fails first: the verdict, a summary of every failure 
 links to its account), then those accounts, each with the command that runs its scenario again alone
 (:func:`repro_command`), the scenario's and the golden's files, and every difference kept (the region where
 long texts part, with its offsets); then the rules grouped by the contract's sections, one column per
-implementation; then known failures, skips (with their reason and issue link) and the run's metadata. With
+implementation; then known failures, skips (with their reason and issue link), the optional differences
+(passed scenarios that differ only where the contract leaves the bytes open) and the run's metadata. With
 several implementations a table by scenario puts them side by side where they do not all pass. Every form
 says how many scenarios have a golden from each source (:mod:`~toolcanon_conformance.golden_source`),
 carries what the adapter wrote on standard error while a scenario that did not pass ran (HTML: a collapsed
@@ -202,6 +203,20 @@ def _scenario_json(result: ScenarioResult, invocation: Invocation | None) -> dic
             for difference in result.differences[:_DIFFERENCES_KEPT]
         ]
         entry["differenceCount"] = len(result.differences)
+    if result.optional_differences:
+        entry["optionalDifferences"] = [
+            {
+                "path": found.difference.where,
+                "kind": found.difference.kind,
+                "expected": found.difference.expected,
+                "actual": found.difference.actual,
+                "detail": found.difference.detail,
+                "optionalPath": found.optional.where,
+                "why": found.optional.why,
+            }
+            for found in result.optional_differences[:_DIFFERENCES_KEPT]
+        ]
+        entry["optionalDifferenceCount"] = len(result.optional_differences)
     if result.message:
         entry["message"] = result.message
     if result.issue_url is not None:
@@ -214,6 +229,8 @@ def _scenario_json(result: ScenarioResult, invocation: Invocation | None) -> dic
         entry["stderr"] = result.stderr
     if result.baseline is not None:
         entry["baseline"] = {"verdict": result.baseline, "note": result.baseline_note}
+        if result.baseline_kind is not None:
+            entry["baseline"]["kind"] = result.baseline_kind
     entry["countsAsFailure"] = result.counts_as_failure
     return entry
 
@@ -239,7 +256,13 @@ def _summary(scenarios: list[dict[str, Any]], baseline_problems: list[Any]) -> d
         "knownFailures": outcomes["known"],
         "stale": outcomes["stale"],
         "baselineProblems": len(baseline_problems),
+        "optional": len(_optional_scenarios(scenarios)),
     }
+
+
+def _optional_scenarios(scenarios: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """The scenarios (with their index) that passed with optional differences."""
+    return [(index, scenario) for index, scenario in enumerate(scenarios) if scenario.get("optionalDifferences")]
 
 
 def _plural(count: int, one: str, many: str | None = None) -> str:
@@ -750,6 +773,7 @@ def _md_single(report: dict[str, Any], run: dict[str, Any]) -> list[str]:
             counts = " | ".join(str(tallies[rule][key]) for key in ("passed", "failed", "errored", "skipped", "known"))
             lines.append(f"| {_md_cell(rule)} | {counts} |")
     lines += _md_groups(run, ("known", "skipped"), "##")
+    lines += _md_optional(run, "##")
     lines += ["", "## About this run", "", *_md_implementation_lines(run), *_md_kit_lines(report)]
     return lines
 
@@ -791,6 +815,10 @@ def _md_several(report: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]
         details = _md_groups(run, ("known", "skipped"), "###")
         if details:
             lines += ["", f"## {_md_cell(name)}: known failures and skips", *details]
+    for name, run in zip(names, runs, strict=True):
+        details = _md_optional(run, "###")
+        if details:
+            lines += ["", f"## {_md_cell(name)}: optional differences", *details]
     lines += ["", "## About this check", "", "| | " + " | ".join(_md_cell(name) for name in names) + " |"]
     lines.append("|---" * (len(runs) + 1) + "|")
     rows: list[tuple[str, list[str]]] = [
@@ -866,12 +894,43 @@ def _md_groups(run: dict[str, Any], keys: Sequence[str], level: str, *, problems
     return lines
 
 
+_OPTIONAL_NOTE = (
+    "Passed scenarios that differ only at their scenario's `optional` paths, where the contract leaves the bytes "
+    "open; they do not fail the run."
+)
+
+
+def _md_optional(run: dict[str, Any], level: str) -> list[str]:
+    """The optional differences of each scenario that passed with some, and why its scenario leaves them open."""
+    optional = _optional_scenarios(run["scenarios"])
+    if not optional:
+        return []
+    lines = ["", f"{level} Optional differences ({len(optional)})", "", _OPTIONAL_NOTE, ""]
+    for _, scenario in optional:
+        differences = scenario["optionalDifferences"]
+        count = scenario.get("optionalDifferenceCount", len(differences))
+        rules = ", ".join(scenario["rules"]) or "no rule"
+        lines.append(f"- {_md_code(scenario['id'])} [{rules}]: {_plural(count, 'optional difference')}")
+        for difference in differences:
+            detail = f", {difference['detail']}" if difference["detail"] else ""
+            expected, actual = excerpts(difference["expected"], difference["actual"])
+            lines.append(
+                f"  - at {_md_code(difference['path'])} ({difference['kind']}{detail}): expected "
+                f"{_md_excerpt(expected)}, actual {_md_excerpt(actual)}"
+            )
+        if count > len(differences):
+            lines.append(f"  - {_plural(count - len(differences), 'more difference')}, not kept in the report")
+        lines += [f"  - why: {why}" for why in dict.fromkeys(difference["why"] for difference in differences)]
+    return lines
+
+
 def _md_scenario(run: dict[str, Any], scenario: dict[str, Any]) -> list[str]:
     rules = ", ".join(scenario["rules"]) or "no rule"
     head = f"- {_md_code(scenario['id'])} [{rules}]{_golden_note(scenario)}"
     baseline = scenario.get("baseline")
     if baseline is not None:
-        head += f" — baseline: {baseline['verdict']}" + (f" ({baseline['note']})" if baseline["note"] else "")
+        head += f" — baseline: {baseline['verdict']}" + (f", {baseline['kind']}" if "kind" in baseline else "")
+        head += f" ({baseline['note']})" if baseline["note"] else ""
     lines = [head]
     if scenario["status"] != "skipped":
         lines += _md_facts(run, scenario)
@@ -1050,6 +1109,8 @@ def report_html(report: dict[str, Any]) -> str:
     for index, (run, prefix) in enumerate(zip(runs, prefixes, strict=True)):
         rest = f"{_column(run, index)}: known failures and skips" if several else None
         parts += _html_groups(run, prefix, ("known", "skipped"), rest)
+    for index, (run, prefix) in enumerate(zip(runs, prefixes, strict=True)):
+        parts += _html_optional(run, prefix, f"{_column(run, index)}: optional differences" if several else None)
     parts += _html_about(report, runs, several)
     parts.append("</main></body></html>")
     return visible("\n".join(parts)) + "\n"
@@ -1105,6 +1166,11 @@ def _html_summary(runs: list[dict[str, Any]], prefixes: list[str]) -> str:
                 label = _plural(count, noun) if key == "known" else f"{count} {noun}"
                 label = f"#{index + 1}: {label}" if len(runs) > 1 else label
                 links.append(f'<a href="#{prefix}{key}">{_e(label)}</a>')
+        optional = _optional_scenarios(run["scenarios"])
+        if optional:
+            label = f"{_plural(len(optional), 'scenario')} with optional differences"
+            label = f"#{index + 1}: {label}" if len(runs) > 1 else label
+            links.append(f'<a href="#{prefix}optional">{_e(label)}</a>')
     links.append('<a href="#about">about this check</a>')
     parts.append(f'<p class="muted">Further down: {" · ".join(links) if runs else links[-1]}</p></nav>')
     return "".join(parts)
@@ -1136,6 +1202,34 @@ def _html_groups(run: dict[str, Any], prefix: str, keys: Sequence[str], title: s
     return parts
 
 
+def _html_optional(run: dict[str, Any], prefix: str, title: str | None) -> list[str]:
+    """The optional differences of each scenario that passed with some (``o<j>``), and why they are open."""
+    optional = _optional_scenarios(run["scenarios"])
+    if not optional:
+        return []
+    heading = "h3" if title else "h2"
+    parts = [f'<section id="{prefix}optional">']
+    if title:
+        parts.append(f"<h2>{_e(title)}</h2>")
+    parts.append(f"<{heading}>Optional differences ({len(optional)})</{heading}>")
+    parts.append(f'<p class="muted">{_html_code_spans(_OPTIONAL_NOTE)}</p>')
+    for position, scenario in optional:
+        differences = scenario["optionalDifferences"]
+        count = scenario.get("optionalDifferenceCount", len(differences))
+        rules = ", ".join(scenario["rules"]) or "no rule"
+        parts.append(
+            f'<div class="scenario passed-box" id="{prefix}o{position}"><strong><span class="sym passed">'
+            f"{_SYMBOLS['passed']}</span> <code>{_e(scenario['id'])}</code></strong> "
+            f'<span class="muted">[{_e(rules)}] {_e(_plural(count, "optional difference"))}</span>'
+        )
+        parts += [_html_difference(difference, number, count) for number, difference in enumerate(differences, 1)]
+        whys = dict.fromkeys(difference["why"] for difference in differences)
+        parts += [f'<div class="why"><span class="muted">why:</span> {_e(why)}</div>' for why in whys]
+        parts.append("</div>")
+    parts.append("</section>")
+    return parts
+
+
 def _html_scenario(run: dict[str, Any], scenario: dict[str, Any], anchor: str) -> str:
     outcome = _outcome(scenario)
     rules = ", ".join(scenario["rules"]) or "no rule"
@@ -1148,7 +1242,8 @@ def _html_scenario(run: dict[str, Any], scenario: dict[str, Any], anchor: str) -
         parts.append(f'<div class="muted">{_e(scenario["description"])}</div>')
     baseline = scenario.get("baseline")
     if baseline is not None:
-        parts.append(f"<div>baseline: {_e(baseline['verdict'])} {_e(baseline['note'])}</div>")
+        kind = f", {_e(baseline['kind'])}" if "kind" in baseline else ""
+        parts.append(f"<div>baseline: {_e(baseline['verdict'])}{kind} {_e(baseline['note'])}</div>")
     if scenario["status"] != "skipped":
         parts.append(_html_facts(run, scenario))
     if scenario["status"] == "failed" and scenario.get("differences"):

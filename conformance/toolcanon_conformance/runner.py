@@ -20,8 +20,8 @@ from functools import cache
 from pathlib import Path as FilePath
 from typing import Any, Final, Literal, TypeAlias
 
-from toolcanon_conformance.baseline import Baseline, BaselineProblem, Verdict
-from toolcanon_conformance.diff import Difference, Path, compare, parse_path
+from toolcanon_conformance.baseline import Baseline, BaselineProblem, Kind, Verdict
+from toolcanon_conformance.diff import Difference, Path, parse_path
 from toolcanon_conformance.golden_source import REFERENCE, golden_source_of
 from toolcanon_conformance.implementation import (
     Errored,
@@ -30,6 +30,7 @@ from toolcanon_conformance.implementation import (
     Ran,
     Skipped,
 )
+from toolcanon_conformance.optional import OptionalDifference, judge_bytes, optional_paths
 
 __all__ = [
     "DEFAULT_MAX_FAILURES",
@@ -94,8 +95,11 @@ class ScenarioResult:
     ``message`` says why a scenario was skipped or errored; ``context`` is the errored outcome's context;
     ``missing_capabilities`` is set when the scenario was skipped without being sent. ``stderr`` is what the
     adapter wrote on its standard error while the scenario ran, kept for any scenario that did not pass.
-    ``baseline`` is how a baseline judged it (``None`` without a baseline or when it does not list the scenario).
+    ``baseline`` is how a baseline judged it (``None`` without a baseline or when it does not list the scenario),
+    ``baseline_kind`` the kind its entry names.
     ``golden_source`` is where the scenario's golden comes from (:mod:`~toolcanon_conformance.golden_source`).
+    ``optional_differences`` (passed only) lists where the transcript differs at the scenario's ``optional``
+    paths, which the contract leaves open (:mod:`~toolcanon_conformance.optional`).
     """
 
     scenario: str
@@ -113,6 +117,8 @@ class ScenarioResult:
     baseline_note: str = ""
     stderr: str = ""
     golden_source: str = REFERENCE
+    optional_differences: tuple[OptionalDifference, ...] = ()
+    baseline_kind: Kind | None = None
 
     @property
     def counts_as_failure(self) -> bool:
@@ -238,7 +244,8 @@ def _ignored_paths(scenario: Mapping[str, Any]) -> tuple[Path, ...]:
 
 
 def judge(scenario: Mapping[str, Any], transcript: str, golden: bytes | None) -> ScenarioResult:
-    """Compare one transcript with the golden of its scenario (byte for byte, minus ``ignore`` paths)."""
+    """Compare one transcript with the golden of its scenario (byte for byte, minus ``ignore`` paths; a
+    difference under an ``optional`` path is kept apart, and passes)."""
     scenario_id = str(scenario["id"])
     common: dict[str, Any] = {
         "rules": _rules_of(scenario),
@@ -253,9 +260,10 @@ def judge(scenario: Mapping[str, Any], transcript: str, golden: bytes | None) ->
             context={"kind": "no-golden", "message": f"no golden transcript for {scenario_id}"},
             **common,
         )
-    differences = compare(golden, transcript.encode("utf-8", errors="surrogatepass"), _ignored_paths(scenario))
+    actual = transcript.encode("utf-8", errors="surrogatepass")
+    differences, optional = judge_bytes(golden, actual, _ignored_paths(scenario), optional_paths(scenario))
     if not differences:
-        return ScenarioResult(scenario_id, status="passed", **common)
+        return ScenarioResult(scenario_id, status="passed", optional_differences=optional, **common)
     return ScenarioResult(scenario_id, status="failed", differences=differences, **common)
 
 
@@ -332,7 +340,7 @@ def apply_baseline(result: ScenarioResult, baseline: Baseline | None) -> Scenari
     verdict, note = baseline.judge(result.scenario, result.status, result.differences)
     if verdict is None:
         return result
-    return replace(result, baseline=verdict, baseline_note=note)
+    return replace(result, baseline=verdict, baseline_note=note, baseline_kind=baseline.entries[result.scenario].kind)
 
 
 @dataclass
