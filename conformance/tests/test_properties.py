@@ -267,7 +267,10 @@ def test_the_invariants_catch_a_model_step_logged_out_of_order() -> None:
         },
         "hooks": [],
         "steps": [
-            {"id": "step", "modelStep": {"calls": [{"callId": c, "name": "t", "arguments": "{}"} for c in "ab"]}},
+            {
+                "id": "step",
+                "modelStep": {"calls": [{"callId": c, "name": "t", "arguments": "{}"} for c in "ab"], "agent": "a"},
+            },
             {"id": "again", "replay": {"persist": "step"}},
         ],
     }

@@ -248,8 +248,26 @@ def _model_step_scenario(calls: list[str], *later: dict[str, Any], hooks: Any = 
         "requires": ["model-step", "persistence"],
         "tools": _TOOL,
         "hooks": list(hooks),
-        "steps": [{"id": "step", "modelStep": {"calls": model_calls}}, *later],
+        "steps": [{"id": "step", "modelStep": {"calls": model_calls, "agent": "agent-1"}}, *later],
     }
+
+
+def test_a_model_step_without_an_agent_is_refused() -> None:
+    data = _model_step_scenario(["a"])
+    del data["steps"][0]["modelStep"]["agent"]
+    with pytest.raises(ScenarioError, match="agent"):
+        scenario_from_data(data)
+
+
+def test_a_model_step_calling_a_concurrency_safe_tool_is_refused() -> None:
+    data = _model_step_scenario(["a", "b"])
+    safe = {**_TOOL["t"], "name": "safe", "concurrencySafe": {"kind": "constant", "value": True}}
+    data["tools"] = {**_TOOL, "s": safe}
+    data["steps"][0]["modelStep"]["calls"][1]["name"] = "safe"
+    with pytest.raises(ScenarioError) as refused:
+        scenario_from_data(data)
+    assert refused.value.json_path == "$.steps[0].modelStep.calls[1].name"
+    assert "a model step calls exclusive tools only: 'safe' declares concurrencySafe" in str(refused.value)
 
 
 def test_a_replay_and_a_hook_may_name_a_model_step_and_its_call() -> None:

@@ -2,10 +2,10 @@
 
 A scenario is one JSON file (``docs/protocol.md``, "Scenario format"). Loading checks it twice: first against
 ``schemas/scenario.schema.json`` (Draft 2020-12, with ``jsonschema``), then for what a schema cannot say (unique
-step ids, references to earlier steps). Any problem is a :class:`ScenarioError` naming the file and the JSON
-path of the offending place. A scenario nests at most
-:data:`~toolcanon_conformance.deepjson.NESTING_LIMIT` levels: the validator recurses, and so does the JSON
-reader of many an adapter.
+step ids, references to earlier steps, ``ignore`` and ``optional`` paths that parse and do not overlap). Any
+problem is a :class:`ScenarioError` naming the file and the JSON path of the offending place. A scenario nests
+at most :data:`~toolcanon_conformance.deepjson.NESTING_LIMIT` levels: the validator recurses, and so does the
+JSON reader of many an adapter.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolcanon_conformance.deepjson import NESTING_LIMIT, TooDeep, first_too_deep, loads
-from toolcanon_conformance.diff import format_path
+from toolcanon_conformance.diff import Path as JsonPath
+from toolcanon_conformance.diff import format_path, is_under, parse_path
 from toolcanon_conformance.generate import holds_generator_tags, tag_problems
 from toolcanon_conformance.locations import scenarios_dir
 
@@ -220,6 +221,12 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     steps: Sequence[Mapping[str, Any]] = data["steps"]
     kinds: dict[str, str] = {}
     call_ids: set[str] = set()
+    concurrency_safe = {
+        name
+        for key, fixture in data.get("tools", {}).items()
+        if isinstance(fixture, Mapping) and "concurrencySafe" in fixture
+        for name in (key, fixture.get("name", key))
+    }
     for index, step in enumerate(steps):
         here = f"$.steps[{index}]"
         step_id = step["id"]
@@ -255,11 +262,19 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             for position, call_id in enumerate(model_call_ids):
                 if call_id in model_call_ids[:position]:
                     yield f"{here}.modelStep.calls[{position}].callId", f"call id {call_id!r} is used twice in the step"
+            # the agent loop runs concurrency-safe calls in a pool, whose interleaving no golden can pin
+            for position, call in enumerate(step["modelStep"]["calls"]):
+                if call["name"] in concurrency_safe:
+                    yield (
+                        f"{here}.modelStep.calls[{position}].name",
+                        f"a model step calls exclusive tools only: {call['name']!r} declares concurrencySafe",
+                    )
         elif "replay" in step and kinds.get(step["replay"]["persist"]) not in _LOGGING_STEP_KINDS:
             yield f"{here}.replay.persist", f"{step['replay']['persist']!r} is not an earlier persist or modelStep step"
         elif "removeHook" in step and step["removeHook"]["hook"] >= len(data.get("hooks", ())):
             yield f"{here}.removeHook.hook", f"{step['removeHook']['hook']} is not the index of a hook"
         kinds[step_id] = next(key for key in _STEP_KINDS if key in step)
+    yield from _path_problems(data)
     for index, hook in enumerate(data.get("hooks", ())):
         for position, name in enumerate(hook.get("steps", ())):
             nested = _NESTED_CALL_ID.match(name)
@@ -277,6 +292,33 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         if action.get("kind") == "return-result-of" and kinds.get(action["step"]) != "call":
             where = f"$.hooks[{index}].action" + ".then" * depth + ".step"
             yield where, f"{action['step']!r} is not a call step"
+
+
+def _path_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """``ignore`` and ``optional`` paths that do not parse, and optional paths that overlap another one or an
+    ignore path: a place is host-specific or left open by the contract, not both, and each belongs to one entry."""
+    ignored: list[tuple[str, JsonPath]] = []
+    for index, text in enumerate(data.get("ignore", ())):
+        try:
+            ignored.append((text, parse_path(text)))
+        except ValueError as error:
+            yield f"$.ignore[{index}]", str(error)
+    optional: list[tuple[str, JsonPath]] = []
+    for index, entry in enumerate(data.get("optional", ())):
+        here = f"$.optional[{index}].path"
+        try:
+            path = parse_path(entry["path"])
+        except ValueError as error:
+            yield here, str(error)
+            continue
+        if not path:
+            yield here, "the whole transcript cannot be optional"
+            continue
+        for kind, others in (("optional", optional), ("ignore", ignored)):
+            clash = next((text for text, other in others if is_under(path, other) or is_under(other, path)), None)
+            if clash is not None:
+                yield here, f"{entry['path']!r} overlaps the {kind} path {clash!r}"
+        optional.append((entry["path"], path))
 
 
 def _call_of(steps: Sequence[Mapping[str, Any]], step_id: str) -> Mapping[str, Any]:

@@ -1002,6 +1002,7 @@ class ScenarioBuilder:
         self._tools: dict[str, _Tool] = {}
         self._steps: list[_Step] = []
         self._mutating_wrapper = False  # a mutate-then wrapper is installed: no inner one may author a success
+        self._model_step_tools: set[str] = set()  # the tools a model step calls: they stay exclusive
         self.approval: dict[str, Any] | None = None
         self.change_listener: dict[str, Any] | None = None
 
@@ -1275,8 +1276,10 @@ class ScenarioBuilder:
     def add_model_step(self, draw: Draw) -> str:
         """Add a model step: one to three calls, each of a fixture tool (now and then an unknown one) with raw
         argument text (mostly the JSON of arguments the tool accepts, else text the agent loop keeps as it is or
-        reads as something else), sometimes with the agent, sometimes aborted before its first call."""
-        tools = tuple((1, name) for name in self.tools) or ((1, _UNKNOWN_TOOL),)
+        reads as something else), always with the agent the agent loop runs a step for, sometimes aborted before its
+        first call. It calls exclusive tools only: the loop runs concurrency-safe ones in a pool."""
+        exclusive = [name for name, spec in self.tools.items() if "concurrencySafe" not in spec]
+        tools = tuple((1, name) for name in exclusive) or ((1, _UNKNOWN_TOOL),)
         count = draw(_integers(1, 3))
         step = self._new_step("modelStep")
         calls = []
@@ -1292,10 +1295,9 @@ class ScenarioBuilder:
                 arguments = (_argument_values(known.parameters) if known is not None else _plain(2)).draw(draw)
                 raw = canonical_json(arguments)
             calls.append({"callId": f"{step.id}-{index + 1}", "name": name, "arguments": raw})
-        model_step: dict[str, Any] = {"calls": calls}
-        flaw, agent = draw(_combined(((5, False), (1 if self.allows("cancellation") else 0, True)), _AGENTS))
-        if agent:
-            model_step["agent"] = _AGENT
+        self._model_step_tools.update(call["name"] for call in calls)
+        model_step: dict[str, Any] = {"calls": calls, "agent": _AGENT}
+        flaw = draw(_weighted((5, False), (1 if self.allows("cancellation") else 0, True)))
         document: dict[str, Any] = {"id": step.id, "modelStep": model_step}
         if flaw:
             document["abort"] = "before"
@@ -1320,6 +1322,7 @@ class ScenarioBuilder:
         if (
             name != _UNKNOWN_TOOL
             and "concurrencySafe" not in self.tools[name]
+            and name not in self._model_step_tools
             and draw(_weighted((1, False), (3, True)))
         ):
             self.tools[name]["concurrencySafe"] = copy.deepcopy(
