@@ -41,7 +41,7 @@ def _check_replayed(path: Path, data: bytes, replayed: Replay) -> None:
     with SessionLog.open(path) as log:
         if log.repaired != torn:
             raise PropertyViolation(f"SessionLog.open repaired {log.repaired}, replay reported {torn}")
-        log.append("fuzz/probe", {"after": len(replayed.events)})
+        log.append("session/title", {"after": len(replayed.events)})
     kept = data if torn is None else data[: torn.offset]
     written = path.read_bytes()
     if not written.startswith(kept):
@@ -49,7 +49,7 @@ def _check_replayed(path: Path, data: bytes, replayed: Replay) -> None:
     again = replay(path)
     expected = [
         *_summary(replayed),
-        (len(replayed.events) + 1, "fuzz/probe", canonical_json({"after": len(replayed.events)})),
+        (len(replayed.events) + 1, "session/title", canonical_json({"after": len(replayed.events)})),
     ]
     if _summary(again) != expected or again.torn is not None:
         raise PropertyViolation("the reopened log does not replay as its events plus the appended one")

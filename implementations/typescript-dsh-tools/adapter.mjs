@@ -8,8 +8,9 @@
 //    definition for DSL parameters, a raw definition otherwise); MCP fixtures through the original's MCP bridge.
 // 3. Hooks: one pass-through instrumentation hook per stage first (outermost), counting each call's phases; then
 //    the scenario's hooks in list order, each applying only to the calls its `steps` filter names.
-// 4. Steps: direct calls through `ctx.tools.execute`, freeze probes, persist, model steps and replay through a
-//    real `@deepseek-ai/dsh-session` Session, and `schemas`.
+// 4. Steps: direct calls through `ctx.tools.execute`, freeze probes, persist and model steps on a real
+//    `@deepseek-ai/dsh-session` Session, their logs written and read back (damaged or not) through the original's
+//    JSONL backend `@deepseek-ai/dsh-session-persistence-jsonl` in raw mode, and `schemas`.
 // 5. The transcript, built in the format's key order and written with `JSON.stringify` (by an equivalent writer
 //    with an explicit stack for a transcript too deep for V8's recursive one).
 //
@@ -18,8 +19,9 @@
 
 import { createServer } from 'node:http'
 import { createInterface } from 'node:readline'
-import { readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { requireEngine } from './engine.mjs'
@@ -37,7 +39,8 @@ const { default: SystemPrompt } = await import('@deepseek-ai/dsh-system-prompt')
 const { default: ToolRuntime, defineTool, valueSchemaSpecToJsonSchema, TOOL_ABORTED_BEFORE_DISPATCH } = await import('@deepseek-ai/dsh-tools')
 const { default: LlmRuntime, LlmAdapter, HarnessError, createToolResultMessage } = await import('@deepseek-ai/dsh-llm')
 const { AttachmentStore, AttachmentId } = await import('@deepseek-ai/dsh-attachment')
-const { Session, SessionId } = await import('@deepseek-ai/dsh-session')
+const { default: SessionStore, Session, SessionId } = await import('@deepseek-ai/dsh-session')
+const { default: JsonlSessionPersistence } = await import('@deepseek-ai/dsh-session-persistence-jsonl')
 const { CodeRuntime } = await import('@deepseek-ai/dsh-code-runtime')
 const { SpillStore, SpillLocator } = await import('@deepseek-ai/dsh-spill')
 const SpillPolicy = await import('@deepseek-ai/dsh-spill-policy')
@@ -793,7 +796,10 @@ class ScenarioRun {
     this.spilled = new Map() // locator -> spilled text
     this.issued = new Map() // attachment id the scenario's store issued -> the reference as reported
     this.messageIds = new Map() // generated message id -> "<callId>:result"
-    this.logs = new Map() // persist step id -> the persisted Session
+    this.logs = new Map() // persist or model step id -> its log, written through the JSONL backend
+    this.logBackend = undefined // the JSONL backend holding the scenario's logs (see `logStore()`)
+    this.logDirectory = undefined // the scenario's own folder: the backend's root and each damaged copy's
+    this.damagedCopies = 0 // damaged copies of logs written so far, each under a root of its own
     this.fibers = []
     this.closers = [] // what else a run started (a fixture server), closed after its fibers
     this.unreachable = undefined
@@ -1547,7 +1553,7 @@ class ScenarioRun {
     if (step.probe !== undefined) return { frozen: this.probe(step.probe) }
     if (step.persist !== undefined) {
       try {
-        return this.persist(step.id, step.persist)
+        return await this.persist(step.id, step.persist)
       } catch (error) {
         // the original may fail to make a result's message (a RangeError of structuredClone, for deep content)
         return { error: { name: contractErrorName(error), message: describeThrown(error) } }
@@ -1556,7 +1562,7 @@ class ScenarioRun {
     if (step.modelStep !== undefined) return this.modelStep(step)
     if (step.replay !== undefined) {
       if (step.replay.damage !== undefined) return this.replayDamaged(step.replay.persist, step.replay.damage)
-      return { messages: this.replay(step.replay.persist) }
+      return { messages: await this.replay(step.replay.persist) }
     }
     if (step.executionMode !== undefined) {
       const spec = step.executionMode
@@ -1615,27 +1621,41 @@ class ScenarioRun {
     return resistsEveryMutation(node)
   }
 
-  /** The durable events of some calls appended to a fresh Session, as the original's agent loop appends them. */
-  persist(persistId, spec) {
+  /**
+   * The durable events of some calls appended to a fresh Session, as the original's agent loop appends them, and
+   * written to the scenario's JSONL backend. A call whose result cannot be appended (the original fails to make
+   * a deep result's message) leaves the events before it, which are written all the same: the loop's semantic
+   * checkpoint makes a call's `tool/call` durable before the tool runs, so they are what the log holds.
+   */
+  async persist(persistId, spec) {
     const session = Session.create(SessionId(`persist-${persistId}`))
-    this.logs.set(persistId, session)
     const rawArguments = spec.rawArguments ?? {}
-    for (const stepId of spec.steps) {
-      const call = this.steps.get(stepId).call
-      const callId = this.callIds.get(stepId)
-      const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : writeJson(call.arguments)
-      const callEvent = session.append('tool/call', { turn: 1, step: 1, callId, name: call.name, arguments: raw })
-      for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
-      this.appendToolResult(session, callId, this.results.get(stepId), callEvent.seq)
+    let failure
+    try {
+      for (const stepId of spec.steps) {
+        const call = this.steps.get(stepId).call
+        const callId = this.callIds.get(stepId)
+        const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : writeJson(call.arguments)
+        const callEvent = session.append('tool/call', { turn: 1, step: 1, callId, name: call.name, arguments: raw })
+        for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
+        this.appendToolResult(session, callId, this.results.get(stepId), callEvent.seq)
+      }
+    } catch (error) {
+      failure = error
     }
-    const outcome = { events: this.loggedEvents(session) }
-    if (spec.bytes === true) outcome.lines = logLines(session).map(line => this.stableText(dataText(line)))
+    const log = await this.writeLog(persistId, session)
+    if (failure !== undefined) throw failure
+    const outcome = { events: await this.loggedEvents(log) }
+    if (spec.bytes === true) {
+      outcome.lines = logFile(readFileSync(log.path)).lines.map(line => this.stableText(dataText(line.toString('utf8'))))
+    }
     return outcome
   }
 
   /**
    * A model's tool calls run as one step on a fresh Session, as the original's agent loop runs a step of
-   * exclusive calls (`executeToolCalls`, packages/core/agent-loop/src/tool-calls.ts, which is not published):
+   * exclusive calls (`executeToolCalls`, packages/core/agent-loop/src/tool-calls.ts, which the published
+   * `@deepseek-ai/dsh-agent-loop` does not export; README.md, "Model steps", maps each step to its lines):
    * the raw text parsed (`""` is `{}`, text that is not JSON stays a string), `tool/call` appended when a call
    * starts, `tool/result` when it settles, and once the step's signal is aborted every later call recorded
    * with a synthetic `ABORTED_BEFORE_DISPATCH` result, never dispatched. The step's agent, when it has one,
@@ -1644,7 +1664,6 @@ class ScenarioRun {
   async modelStep(step) {
     const spec = step.modelStep
     const session = Session.create(SessionId(`step-${step.id}`))
-    this.logs.set(step.id, session)
     const controller = new AbortController()
     for (const call of spec.calls) this.controllers.set(call.callId, controller)
     if (step.abort === 'before') controller.abort('aborted before the call')
@@ -1669,8 +1688,9 @@ class ScenarioRun {
       for (const context of result.additionalContexts ?? []) contexts.push(contextReport(context))
       concludesTurn ||= result.concludesTurn === true
     }
+    const log = await this.writeLog(step.id, session)
     return {
-      events: this.loggedEvents(session),
+      events: await this.loggedEvents(log),
       contexts,
       concludesTurn,
     }
@@ -1689,9 +1709,40 @@ class ScenarioRun {
     }, { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
   }
 
-  /** Each event of a session: its type and data, generated message ids made stable. */
-  loggedEvents(session) {
-    return session.events.map(event => ({ type: event.type, data: this.stableIds(event.data) }))
+  /**
+   * The scenario's JSONL backend, `@deepseek-ai/dsh-session-persistence-jsonl` in raw mode, over a folder of the
+   * scenario's own (removed with it), opened on first use.
+   */
+  async logStore() {
+    if (this.logBackend === undefined) {
+      const directory = mkdtempSync(join(tmpdir(), 'toolcanon-dsh-logs-'))
+      this.closers.push(() => rmSync(directory, { recursive: true, force: true }))
+      this.logDirectory = directory
+      this.logBackend = await JsonlLogs.open(join(directory, 'logs'))
+      this.closers.unshift(() => this.logBackend.close())
+    }
+    return this.logBackend
+  }
+
+  /**
+   * A session's events written to the scenario's backend through its service API, `create(header)` then one
+   * `append(id, events)`, the durable append of a write-behind batch: the file holds the backend's header line
+   * and one line per event.
+   */
+  async writeLog(stepId, session) {
+    const backend = await this.logStore()
+    const header = session.header
+    await backend.persistence.create(header)
+    await backend.persistence.append(header.id, session.events)
+    const log = { id: header.id, root: backend.root, path: backend.persistence.locate(header).path }
+    this.logs.set(stepId, log)
+    return log
+  }
+
+  /** Each event of a log as the backend reads it back (`readFrom(id, 0)`): type and data, message ids made stable. */
+  async loggedEvents(log) {
+    const { events } = await this.logBackend.persistence.readFrom(log.id, 0)
+    return events.map(event => ({ type: event.type, data: this.stableIds(event.data) }))
   }
 
   /** A line's data text with each generated message id's literal replaced by `"<callId>:result"`'s. */
@@ -1703,36 +1754,37 @@ class ScenarioRun {
   }
 
   /**
-   * Replay a damaged copy of a persisted log: its lines as the JSONL backend writes them, damaged, framed as
-   * its reader frames them (a record ends at its newline; a last line without one is a torn tail, ignored),
-   * each parsed, then handed to the original's replay boundary, `Session.create(id, events)`.
+   * Replay a damaged copy of a persisted log through the original's JSONL backend: the event lines of the log
+   * file (those after the backend's header line) damaged, written as the same session under a root of its own,
+   * restored as a resume restores it (`prepare(id)`: the backend's scan of the file, its crash repair committed,
+   * the coordinator's validation into `Session.fromRestore`), and the messages derived from that Session. A
+   * refusal answers the line the backend's error names; a restore that cut lines off the file (a torn tail, or a
+   * defect the backend tolerates and every line after it) answers `torn`, the first line it cut.
    */
-  replayDamaged(persistId, damage) {
-    const { lines, tail } = damageLines(logLines(this.logs.get(persistId)), damage)
-    const events = []
-    for (const [index, line] of lines.entries()) {
+  async replayDamaged(persistId, damage) {
+    const log = this.logs.get(persistId)
+    const { header, lines: source } = logFile(readFileSync(log.path))
+    const { lines, tail } = damageLines(source, damage)
+    const root = join(this.logDirectory, `damaged-${this.damagedCopies++}`)
+    const path = join(root, relative(log.root, log.path))
+    mkdirSync(dirname(path), { recursive: true })
+    const written = Buffer.concat([...[header, ...lines].flatMap(line => [line, NEWLINE]), tail])
+    writeFileSync(path, written)
+    const backend = await JsonlLogs.open(root)
+    try {
+      let messages
       try {
-        events.push(JSON.parse(line))
-      } catch {
-        return { refused: { line: index + 1 } }
+        messages = await backend.restoredMessages(log.id)
+      } catch (error) {
+        return { refused: { line: refusedLine(error) } }
       }
+      const outcome = { messages: messages.map(message => this.stableMessage(message)) }
+      const kept = keptLines(written, readFileSync(path))
+      if (kept < lines.length || tail.length > 0) outcome.torn = { line: kept + 1 }
+      return outcome
+    } finally {
+      await backend.close()
     }
-    const seeded = (count) => {
-      try {
-        return Session.create(SessionId(`damaged-${persistId}`), events.slice(0, count))
-      } catch {
-        return undefined
-      }
-    }
-    const replayed = seeded(events.length)
-    if (replayed === undefined) {
-      let line = 1
-      while (seeded(line) !== undefined) line += 1
-      return { refused: { line } }
-    }
-    const outcome = { messages: replayed.deriveMessages().map(message => this.stableMessage(message)) }
-    if (tail !== '') outcome.torn = { line: lines.length + 1 }
-    return outcome
   }
 
   /** The code-dispatch events the bridge appended to an agent's session for the nested calls of one root call. */
@@ -1746,11 +1798,10 @@ class ScenarioRun {
     return events
   }
 
-  /** The messages derived from a persisted log alone: its events read back into a fresh Session. */
-  replay(persistId) {
-    const lines = this.logs.get(persistId).events.map(event => writeJson(event))
-    const replayed = Session.create(SessionId(`replay-${persistId}`), lines.map(line => JSON.parse(line)))
-    return replayed.deriveMessages().map(message => this.stableMessage(message))
+  /** The messages derived from a persisted log alone, restored from the scenario's backend as resume restores it. */
+  async replay(persistId) {
+    const messages = await this.logBackend.restoredMessages(this.logs.get(persistId).id)
+    return messages.map(message => this.stableMessage(message))
   }
 
   stableIds(data) {
@@ -1797,12 +1848,80 @@ function abortedBeforeDispatch() {
 
 // --- the log's lines -------------------------------------------------------------------------------
 
+const NEWLINE = Buffer.from('\n')
+
 /**
- * A session's events as the original's JSONL backend writes them: one `JSON.stringify(event)` per line
- * (`eventLines` in `dsh-session-persistence-jsonl`, which this adapter does not install).
+ * The original's JSONL session-persistence backend over one root: a Context holding the in-memory session store
+ * the backend injects (`sessions`, `@deepseek-ai/dsh-session`) and `@deepseek-ai/dsh-session-persistence-jsonl`
+ * loaded as a plugin in raw mode (`compression: 'none'`: newline-delimited UTF-8 text), as the original's own
+ * tests load it (packages/session/session-persistence-jsonl/tests/jsonl.spec.ts).
  */
-function logLines(session) {
-  return session.events.map(event => JSON.stringify(event))
+class JsonlLogs {
+  static async open(root) {
+    const ctx = new Context()
+    await ctx.plugin(SessionStore)
+    const fiber = await ctx.plugin(JsonlSessionPersistence, { root, compression: 'none' })
+    if (ctx.sessionPersistence === undefined) throw new Error('the JSONL session-persistence backend did not start')
+    return new JsonlLogs(root, ctx.sessionPersistence, fiber)
+  }
+
+  constructor(root, persistence, fiber) {
+    this.root = root
+    this.persistence = persistence
+    this.fiber = fiber
+  }
+
+  /** A stored session restored as resume restores it (`prepare(id)`), and the messages that Session derives. */
+  async restoredMessages(id) {
+    const preparation = await this.persistence.prepare(id)
+    try {
+      return preparation.session.deriveMessages()
+    } finally {
+      preparation[Symbol.dispose]()
+    }
+  }
+
+  async close() {
+    await this.fiber.dispose()
+  }
+}
+
+/** A raw log file's header line and its event lines, each without its newline (the file ends with one). */
+function logFile(bytes) {
+  const pieces = []
+  let start = 0
+  for (let end = bytes.indexOf(0x0A); end !== -1; end = bytes.indexOf(0x0A, start)) {
+    pieces.push(bytes.subarray(start, end))
+    start = end + 1
+  }
+  if (start !== bytes.length) throw new Error('the log file does not end with a newline')
+  const [header, ...lines] = pieces
+  return { header, lines }
+}
+
+/** How many event lines of a log file the backend's restore left in place (its header line not counted). */
+function keptLines(before, after) {
+  let same = 0
+  while (same < before.length && same < after.length && before[same] === after[same]) same += 1
+  let lines = 0
+  for (let index = 0; index < same; index += 1) if (before[index] === 0x0A) lines += 1
+  return lines - 1
+}
+
+/**
+ * The line a refusal of the backend names, counted as the format counts a log's lines (its events, from 1): the
+ * backend's scanner says `at line <n>`, counting the event lines after the header; the coordinator names an event
+ * by its restored seed `index <i>` or its `seq <s>`, which is line `i + 1` or `s + 1` (`seq` counts from 0).
+ */
+function refusedLine(error) {
+  const messages = []
+  for (let cause = error; cause instanceof Error; cause = cause.cause) messages.push(cause.message)
+  const text = messages.length > 0 ? messages.join('\n') : describeThrown(error)
+  const line = /\bat line (\d+)\b/.exec(text)
+  if (line !== null) return Number(line[1])
+  const event = /\b(?:index|seq) (\d+)\b/.exec(text)
+  if (event !== null) return Number(event[1]) + 1
+  throw new Error(`the JSONL backend refused the log without naming a line: ${text}`)
 }
 
 /** The text of a line's `data` member, exactly as the line holds it. */
@@ -1812,36 +1931,37 @@ function dataText(line) {
   return text
 }
 
-/** A log's lines damaged as a `replay` step's `damage` says (lines counted from 1), and the torn tail. */
+/** A log's event lines damaged as a `replay` step's `damage` says (lines counted from 1), and the torn tail. */
 function damageLines(source, damage) {
   const lines = [...source]
   const index = (damage.line ?? 1) - 1
   if (damage.how !== 'append' && !(index >= 0 && index < lines.length - (damage.how === 'reorder' ? 1 : 0))) {
     throw new Error(`damage "${damage.how}" names line ${index + 1} of a log of ${lines.length} lines`)
   }
-  let tail = ''
+  let tail = Buffer.alloc(0)
   switch (damage.how) {
     case 'torn-last-line': {
-      const last = Buffer.from(lines.pop(), 'utf8')
-      tail = last.subarray(0, Math.floor(last.length / 2)).toString('latin1')
+      const last = lines.pop()
+      tail = last.subarray(0, Math.floor(last.length / 2))
       break
     }
-    case 'malformed-line': lines[index] = 'not json'; break
+    case 'malformed-line': lines[index] = Buffer.from('not json'); break
     case 'drop': lines.splice(index, 1); break
     case 'duplicate': lines.splice(index, 0, lines[index]); break
     case 'reorder': [lines[index], lines[index + 1]] = [lines[index + 1], lines[index]]; break
     case 'append':
-      for (const { type, data } of damage.events) {
-        const seq = lines.length
+      for (const { type, data, ignorable } of damage.events) {
+        const seq = lines.length // the backend's seq counts a log's events from 0
         // a tool/result enters the surface as the agent loop appends it, citing its call's line when there is one
         const call = type === 'tool/result'
-          ? lines.map(line => JSON.parse(line)).findLast(event => event.type === 'tool/call'
+          ? lines.map(line => JSON.parse(line.toString('utf8'))).findLast(event => event.type === 'tool/call'
             && event.data.callId === data?.message?.source?.callId)
           : undefined
         const surface = type === 'tool/result'
           ? { ...call !== undefined ? { sourceEventSeqs: [call.seq] } : {}, surfaceOp: 'append' }
           : {}
-        lines.push(JSON.stringify({ type, seq, time: 0, data, ...surface }))
+        const marked = ignorable === undefined ? {} : { ignorable }
+        lines.push(Buffer.from(JSON.stringify({ type, seq, time: 0, data, ...surface, ...marked }), 'utf8'))
       }
       break
     default: throw new Error(`unknown damage ${JSON.stringify(damage.how)}`)

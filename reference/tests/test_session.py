@@ -31,6 +31,11 @@ from toolcanon.demo import word_count_registry
 from toolcanon.jsonvalue import MAX_SAFE_INTEGER
 from toolcanon.result import ErrorInfo, ToolError
 from toolcanon.session import (
+    CODE_DISPATCH,
+    CODE_DISPATCH_START,
+    KNOWN_EVENT_TYPES,
+    TOOL_CALL,
+    TOOL_RESULT,
     InvalidEventError,
     MalformedLogError,
     ModelToolCall,
@@ -337,10 +342,10 @@ def test_session_append_rejects_non_json_data(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     with SessionLog.open(path) as log:
         with pytest.raises(SessionDataError) as raised:
-            log.append("note/custom", {"x": float("nan")})
-        assert str(raised.value) == 'session event "note/custom" carries non-JSON-serializable data'
-        event = log.append("note/custom", {"x": [1, {"y": 2}]})
-    assert path.read_text("utf-8") == '{"seq":1,"type":"note/custom","data":{"x":[1,{"y":2}]}}\n'
+            log.append("session/title", {"x": float("nan")})
+        assert str(raised.value) == 'session event "session/title" carries non-JSON-serializable data'
+        event = log.append("session/title", {"x": [1, {"y": 2}]})
+    assert path.read_text("utf-8") == '{"seq":1,"type":"session/title","data":{"x":[1,{"y":2}]}}\n'
     with pytest.raises(TypeError):
         event.data["x"].append(3)  # appended data is snapshot and deep-frozen
 
@@ -349,8 +354,8 @@ def test_log_lines_are_canonical_json_in_utf8(tmp_path: Path) -> None:
     """The log is UTF-8 JSON Lines written by the canonical writer (lone surrogates escaped, keys in ES order)."""
     path = tmp_path / "s.jsonl"
     with SessionLog.open(path) as log:
-        log.append("note/custom", {"b": "é\ud800", "2": 1.0, "1": 1e21})
-    assert path.read_bytes() == ('{"seq":1,"type":"note/custom","data":{"1":1e+21,"2":1,"b":"é\\ud800"}}\n').encode()
+        log.append("session/title", {"b": "é\ud800", "2": 1.0, "1": 1e21})
+    assert path.read_bytes() == ('{"seq":1,"type":"session/title","data":{"1":1e+21,"2":1,"b":"é\\ud800"}}\n').encode()
 
 
 # --- 9.4: replay -----------------------------------------------------------------------------------------
@@ -379,7 +384,7 @@ def test_code_dispatch_and_unknown_events_project_to_nothing(tmp_path: Path) -> 
         ids = {"rootCallId": "r", "parentCallId": "r", "subCallId": "r:code:1", "name": "echo", "arguments": {}}
         log.append("tool/code-dispatch-start", ids)
         log.append("tool/code-dispatch", {**ids, "isError": False, "content": []})
-        log.append("note/custom", {})
+        log.append("session/title", {})
     replayed = replay(path)
     assert len(replayed.events) == 4 and replayed.messages == ()
     assert derive_messages(replayed.events) == []
@@ -557,20 +562,20 @@ def test_each_append_is_flushed_and_close_fsyncs(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(os, "fsync", fsync)
     path = tmp_path / "s.jsonl"
     log = SessionLog.open(path)
-    log.append("note/custom", {"n": 1})
-    assert path.read_bytes() == b'{"seq":1,"type":"note/custom","data":{"n":1}}\n'
+    log.append("session/title", {"n": 1})
+    assert path.read_bytes() == b'{"seq":1,"type":"session/title","data":{"n":1}}\n'
     assert synced == []
     log.close()
     assert len(synced) == 2  # the file, then the directory of a new log
     log.close()  # idempotent
     with pytest.raises(ValueError, match="is closed"):
-        log.append("note/custom", {})
+        log.append("session/title", {})
 
 
 def _write_log(path: Path, count: int) -> list[bytes]:
     with SessionLog.open(path) as log:
         for index in range(count):
-            log.append("note/custom", {"n": index, "text": "ü" * index})
+            log.append("session/title", {"n": index, "text": "ü" * index})
     return path.read_bytes().splitlines(keepends=True)
 
 
@@ -624,6 +629,60 @@ def test_malformed_line_is_a_typed_error_naming_the_line(tmp_path: Path, bad: by
     assert str(error) == f"{path}: line 2 (byte offset {len(lines[0])}): {error.reason}"
 
 
+def test_an_event_of_an_unknown_type_is_refused_unless_marked_ignorable(tmp_path: Path) -> None:
+    """R-REPLAY-2: a type outside the harness's vocabulary refuses the log at its line, unless its envelope says
+    ``"ignorable": true`` (then it replays and projects to nothing, R-REPLAY-1); only ``true`` marks it."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 2)
+    for marker, refused in (
+        ("", True),
+        (',"ignorable":false', True),
+        (',"ignorable":1', True),
+        (',"ignorable":true', False),
+    ):
+        path.write_bytes(lines[0] + b'{"seq":2,"type":"x/note","data":{}' + marker.encode() + b"}\n")
+        if refused:
+            with pytest.raises(MalformedLogError) as raised:
+                replay(path)
+            assert (raised.value.line, raised.value.reason) == (
+                2,
+                'event type "x/note" is unknown to this reader and not marked ignorable',
+            )
+        else:
+            replayed = replay(path)
+            assert [event.type for event in replayed.events][1] == "x/note"
+            assert replayed.messages == ()
+
+
+def test_every_type_of_the_harness_vocabulary_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    known = sorted(KNOWN_EVENT_TYPES - {TOOL_CALL, TOOL_RESULT, CODE_DISPATCH, CODE_DISPATCH_START})
+    path.write_bytes(
+        b"".join(f'{{"seq":{seq},"type":"{name}","data":{{}}}}\n'.encode() for seq, name in enumerate(known, 1))
+    )
+    assert [event.type for event in replay(path).events] == known
+    assert len(KNOWN_EVENT_TYPES) == 48 and "turn/end" in KNOWN_EVENT_TYPES
+
+
+def test_a_repair_record_needs_its_failed_block(tmp_path: Path) -> None:
+    """R-REPLAY-2: a TOOL_NOT_STARTED result needs no tool/call only when its tool-result block has isError true."""
+    path = tmp_path / "s.jsonl"
+    for is_error, refused in ((True, False), (False, True)):
+        message = {
+            "source": {"kind": "tool", "callId": "lost"},
+            "content": [{"type": "tool-result", "toolCallId": "lost", "content": [], "isError": is_error}],
+            "role": "user",
+            "id": "lost:result",
+        }
+        data = {"turn": 1, "step": 1, "message": message, "error": {"name": "E", "code": "TOOL_NOT_STARTED"}}
+        path.write_text(json.dumps({"seq": 1, "type": "tool/result", "data": data}) + "\n", encoding="utf-8")
+        if refused:
+            with pytest.raises(MalformedLogError, match='has no prior "tool/call"'):
+                replay(path)
+        else:
+            assert len(replay(path).messages) == 1
+
+
 def test_numbers_are_read_as_json_parse_reads_them(tmp_path: Path) -> None:
     """decisions.md 2 / 8: an integer literal beyond the safe range is a double, as for an ECMAScript reader, so
     a float such as 2**53 that the canonical writer prints in integer form reads back as the same float."""
@@ -632,7 +691,7 @@ def test_numbers_are_read_as_json_parse_reads_them(tmp_path: Path) -> None:
     assert type(parse_model_arguments("-9007199254740992")) is float
     path = tmp_path / "s.jsonl"
     with SessionLog.open(path) as log:
-        log.append("note/custom", {"a": 2.0**53, "b": 1e300})
+        log.append("session/title", {"a": 2.0**53, "b": 1e300})
     assert b'"a":9007199254740992,"b":1e+300' in path.read_bytes()
     data = replay(path).events[0].data
     assert data == {"a": 2.0**53, "b": 1e300} and type(data["a"]) is float
@@ -645,7 +704,7 @@ def test_reopening_cuts_a_torn_tail_and_continues(tmp_path: Path) -> None:
     path.write_bytes(lines[0] + lines[1][:7])
     with SessionLog.open(path) as log:
         assert log.repaired == TornLine(2, len(lines[0]), 7)
-        event = log.append("note/custom", {"n": "again"})
+        event = log.append("session/title", {"n": "again"})
     assert event.seq == 2
     replayed = replay(path)
     assert replayed.torn is None and [e.data["n"] for e in replayed.events] == [0, "again"]
@@ -750,7 +809,7 @@ def test_property_truncated_last_line_keeps_every_earlier_event(tmp_path: Path, 
     path = tmp_path / f"{uuid.uuid4()}.jsonl"
     with SessionLog.open(path) as log:
         for value in values:
-            log.append("note/custom", {"v": value})
+            log.append("session/title", {"v": value})
     full = path.read_bytes()
     lines = full.splitlines(keepends=True)
     start = len(full) - len(lines[-1])
@@ -887,10 +946,10 @@ def test_an_append_after_a_failed_write_is_refused_and_says_why(tmp_path: Path) 
         file = log._file
         log._file = _FailingWrites(file)  # type: ignore[assignment]
         with pytest.raises(OSError, match=r"^no space left on device$"):
-            log.append("note/custom", {})
+            log.append("session/title", {})
         log._file = file  # the disk has room again: the log still refuses
         with pytest.raises(OSError) as raised:
-            log.append("note/custom", {})
+            log.append("session/title", {})
     assert str(raised.value) == f"the session log {path} failed an earlier write and accepts no more events"
     assert path.read_bytes() == b""
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CODE_DISPATCH",
     "CODE_DISPATCH_START",
+    "KNOWN_EVENT_TYPES",
     "TOOL_CALL",
     "TOOL_RESULT",
     "InvalidEventError",
@@ -48,6 +49,24 @@ TOOL_CALL: Final = "tool/call"
 TOOL_RESULT: Final = "tool/result"
 CODE_DISPATCH_START: Final = "tool/code-dispatch-start"
 CODE_DISPATCH: Final = "tool/code-dispatch"
+
+#: The event types a log may hold (the original harness's vocabulary, its ``KNOWN_SESSION_EVENT_TYPES``). A reader
+#: refuses a line of any other type unless its envelope marks it ``"ignorable": true``: such a log was written by
+#: a newer harness, and skipping an event it needs would rebuild a wrong session.
+KNOWN_EVENT_TYPES: Final = frozenset(
+    {
+        "agent-preset/selected", "agent/inbox/spliced", "approval/asked", "approval/decided", "approval/policy",
+        "assistant/chunk", "assistant/message", "command/done", "command/run", "compaction/end",
+        "compaction/prune", "compaction/start", "compaction/summary", "feedback/record", "goal/change",
+        "hook/invoked", "hook/result", "llm/retry", "llm/retry-started", "permission/preset", "plan/mode",
+        "request/context", "request/header", "sandbox/mode", "schedule/change", "session/end-seed",
+        "session/title", "session/title-llm-request", "step/end", "step/start", "subagent/descriptor",
+        "team/member", "team/message/delivered", "team/message/queued", "team/task", "todo/write",
+        "tool-workflow/agent-end", "tool-workflow/agent-start", "tool-workflow/run-end",
+        "tool-workflow/run-start", TOOL_CALL, CODE_DISPATCH, CODE_DISPATCH_START, TOOL_RESULT, "turn/end",
+        "turn/start", "user/message", "web/deepseek-search-llm-request",
+    }
+)  # fmt: skip
 _TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
 
 
@@ -194,7 +213,15 @@ class _Invariants:
         if event_type == TOOL_RESULT:
             call_id = data["message"]["source"]["callId"]
             error = data.get("error")
-            synthetic = isinstance(error, dict) and error.get("code") == _TOOL_NOT_STARTED
+            blocks = data["message"].get("content")
+            first = blocks[0] if isinstance(blocks, list) and blocks else None
+            # a crash-repair record, as the original's invariant recognises one: its code and a failed block
+            synthetic = (
+                isinstance(error, dict)
+                and error.get("code") == _TOOL_NOT_STARTED
+                and isinstance(first, dict)
+                and first.get("isError") is True
+            )
             if not synthetic and (data["turn"], data["step"], call_id) not in self._called:
                 return f'"tool/result" for "{call_id}" has no prior "tool/call" in the same step'
         elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
@@ -381,6 +408,8 @@ def _parse_line(piece: bytes, line: int, invariants: _Invariants) -> SessionEven
         raise ValueError('"type" must be a non-empty string')
     if "data" not in envelope:
         raise ValueError('an event needs "data"')
+    if event_type not in KNOWN_EVENT_TYPES and envelope.get("ignorable") is not True:
+        raise ValueError(f"event type {canonical_json(event_type)} is unknown to this reader and not marked ignorable")
     broken = invariants.problem(event_type, envelope["data"])
     if broken is not None:
         raise ValueError(broken)
