@@ -58,7 +58,7 @@ from toolcanon import (
 )
 from toolcanon.decisions import ApprovalRequest
 from toolcanon.errors import CodeRunFailedError, contract_error_name, error_message
-from toolcanon.jsonvalue import thaw
+from toolcanon.jsonvalue import es_key_order, thaw
 from toolcanon.mcp import ImageUpload, mcp_tool, public_tool_name
 from toolcanon.nested import CodeMode, ToolCallError, Tools
 from toolcanon.schema import compile_value_schema
@@ -360,7 +360,9 @@ class _ScenarioRun:
         registrations: dict[str, Any] = {}
         if "changeListener" in self.scenario:
             self._install_change_listener(self.scenario["changeListener"])
-        for key, spec in self.scenario["tools"].items():
+        fixtures = self.scenario["tools"]
+        for key in es_key_order(list(fixtures)):  # the format's key order is ECMAScript's, as Object.entries lists
+            spec = fixtures[key]
             raw_name = spec.get("name", key)
             # an MCP fixture is registered under the bridge's public name; its server keeps the raw one
             name = public_tool_name(MCP_SERVER, raw_name) if "mcp" in spec else raw_name
@@ -1176,6 +1178,8 @@ def _damage(log: bytes, damage: Mapping[str, Any]) -> bytes:
     else:
         for event in damage["events"]:
             written = {"seq": len(lines) + 1, "type": event["type"], "data": event["data"]}
+            if "ignorable" in event:
+                written["ignorable"] = event["ignorable"]
             lines.append(canonical_json(written).encode("utf-8"))
     return b"".join(line + b"\n" for line in lines) + tail
 
