@@ -116,6 +116,31 @@ def test_a_deviation_quotes_words_that_are_in_the_original(implementation: str, 
     assert not quoted_in(altered, text), "the check would accept words the source does not hold"
 
 
+PUBLISHED = Path(__file__).resolve().parents[2] / "implementations" / "typescript-dsh-tools" / "node_modules" / "@deepseek-ai"
+"""The original's packages as the kit judges them (``npm ci`` there installs them): their READMEs and code keep
+the comments and docs an intent quotes."""
+
+
+def published_text() -> str:
+    """Every README, script and type file of the original's installed packages, flattened (the test skips
+    without them)."""
+    if not PUBLISHED.is_dir():
+        pytest.skip(f"missing capability: the original's packages are not installed ({PUBLISHED} is absent)")
+    files = sorted(path for pattern in ("*.md", "*.js", "*.d.ts") for path in PUBLISHED.rglob(pattern))
+    return "\n".join(flattened(path.read_text("utf-8", errors="replace")) for path in files)
+
+
+@pytest.mark.parametrize(("implementation", "entry"), deviations(), ids=lambda value: getattr(value, "scenario", value))
+def test_a_deviation_quotes_words_the_judged_release_holds(implementation: str, entry: KnownFailure) -> None:
+    """The quote stands in the published packages the kit runs, so the intent is that release's, not only the
+    repository's."""
+    assert entry.intent is not None
+    text = published_text()
+    assert flattened(entry.intent.quote) in text, f"{entry.scenario}: the quote is in no file of the judged release"
+    words = entry.intent.quote.split()
+    assert flattened(" ".join([*words[:-1], "never", words[-1]])) not in text
+
+
 def test_a_quote_may_span_comment_lines_but_not_change_a_word() -> None:
     source = "      // The run-scoped abort: follows the\n      // outer signal in.\n/**\n * A type\n * comment. */\n"
     assert quoted_in(Intent("a.ts", "The run-scoped abort: follows the outer signal in."), source)
