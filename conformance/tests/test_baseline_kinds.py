@@ -116,7 +116,8 @@ def test_a_deviation_quotes_words_that_are_in_the_original(implementation: str, 
     assert not quoted_in(altered, text), "the check would accept words the source does not hold"
 
 
-PUBLISHED = Path(__file__).resolve().parents[2] / "implementations" / "typescript-dsh-tools" / "node_modules" / "@deepseek-ai"
+PUBLISHED = Path(__file__).resolve().parents[2] / "implementations" / "typescript-dsh-tools" / "node_modules"
+PUBLISHED /= "@deepseek-ai"
 """The original's packages as the kit judges them (``npm ci`` there installs them): their READMEs and code keep
 the comments and docs an intent quotes."""
 
