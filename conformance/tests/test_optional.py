@@ -125,6 +125,27 @@ def test_must_fails_a_missing_value_and_holds_on_equal_bytes() -> None:
     assert judge(_scenario(_open(MESSAGE, "number")), numbered, numbered.encode()).status == "passed"
 
 
+@pytest.mark.parametrize(
+    ("message", "status"),
+    [('"no"', "passed"), ('"no, not here"', "passed"), ('"n"', "failed"), ('"yes"', "failed"), ("5", "failed")],
+)
+def test_a_prefix_leaves_only_the_rest_of_a_string_open(message: str, status: str) -> None:
+    transcript = GOLDEN.replace('"message":"no"', f'"message":{message}')
+    result = _judged(transcript, {"path": MESSAGE, "why": "the rest is the host's", "prefix": "no"})
+    assert result.status == status, result.differences
+    if status == "failed":
+        [difference] = result.differences
+        assert difference.where == MESSAGE
+        detail = difference.detail or ""
+        assert ('must begin with "no"' in detail) if message != "5" else ("must be a string" in detail)
+
+
+def test_a_prefix_holds_on_equal_bytes() -> None:
+    golden = GOLDEN.replace('"message":"no"', '"message":"other"')
+    result = judge(_scenario({"path": MESSAGE, "why": "open", "prefix": "no"}), golden, golden.encode())
+    assert result.status == "failed" and 'must begin with "no"' in (result.differences[0].detail or "")
+
+
 def test_values_at_reads_a_type_and_its_text() -> None:
     found = values_at(GOLDEN.encode(), [parse_path(MESSAGE), parse_path(TEXT), parse_path("$.steps.c.x"), ()])
     assert found[:3] == [("string", '"no"'), ("string", '"Error: no"'), None]
@@ -148,6 +169,8 @@ def _valid() -> dict[str, Any]:
         ([{"path": MESSAGE, "why": "open", "type": "string"}], "Additional properties"),
         ([{"path": MESSAGE, "why": ""}], "should be non-empty"),
         ([MESSAGE], "is not of type 'object'"),
+        ([{"path": MESSAGE, "why": "open", "prefix": "x", "must": "number"}], "should not be valid"),
+        ([{"path": MESSAGE, "why": "open", "prefix": ""}], "should be non-empty"),
     ],
 )
 def test_the_schema_refuses_a_malformed_optional_entry(entries: list[Any], words: str) -> None:

@@ -1,7 +1,8 @@
 """Optional paths: transcript places where the contract fixes less than one implementation's bytes.
 
 A scenario's ``optional`` lists them (``docs/protocol.md``, "Top-level keys"), each with ``why`` the contract
-leaves its bytes open and, with ``must``, the JSON type the value there must still have. A difference at or
+leaves its bytes open and, with ``must``, the JSON type the value there must still have (with ``prefix``, a
+string that must begin with the text the contract fixes, the rest open). A difference at or
 under an optional path does not fail the scenario: it is an *optional difference*, reported apart from the
 required results. ``must`` is checked whatever the bytes: another type there, or nothing, is a required
 difference. Unlike ``ignore`` (host-specific text by nature), ``optional`` is for what the contract leaves open.
@@ -9,6 +10,7 @@ difference. Unlike ``ignore`` (host-specific text by nature), ``optional`` is fo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, cast
@@ -45,6 +47,7 @@ class OptionalPath:
     path: Path
     why: str
     must: JsonType | None = None
+    prefix: str | None = None
 
     @property
     def where(self) -> str:
@@ -65,10 +68,13 @@ class OptionalDifference:
 
 def optional_paths(scenario: Mapping[str, Any]) -> tuple[OptionalPath, ...]:
     """The optional paths of a scenario (already validated)."""
-    return tuple(
-        OptionalPath(parse_path(str(entry["path"])), str(entry["why"]), cast("JsonType | None", entry.get("must")))
-        for entry in scenario.get("optional", ())
-    )
+    entries = []
+    for entry in scenario.get("optional", ()):
+        prefix = entry.get("prefix")
+        must = "string" if prefix is not None else entry.get("must")
+        path, why = parse_path(str(entry["path"])), str(entry["why"])
+        entries.append(OptionalPath(path, why, cast("JsonType | None", must), prefix))
+    return tuple(entries)
 
 
 def judge_bytes(
@@ -103,7 +109,15 @@ def _type_differences(golden: bytes, actual: bytes, typed: Sequence[OptionalPath
         return ()
     differences: list[Difference] = []
     for entry, wanted, there in zip(typed, expected, found, strict=True):
+        if there is not None and there[0] == entry.must and entry.prefix is None:
+            continue
         if there is not None and there[0] == entry.must:
+            text = json.loads(there[1])
+            if text.startswith(entry.prefix):
+                continue
+            detail = f"must begin with {json.dumps(entry.prefix)}: the contract leaves only the rest open"
+            golden_text = None if wanted is None else wanted[1]
+            differences.append(Difference(entry.path, "value", golden_text, there[1], detail))
             continue
         must = _NAMED[str(entry.must)]
         golden_text = None if wanted is None else wanted[1]
