@@ -1,5 +1,5 @@
-"""Check that the docs match the code: rules are exercised, cited tests, files, rules and scenarios exist, and
-the counts and versions they print are the suite's now.
+"""Check that the docs match the code: rules are exercised, cited tests, files, linked sections, rules and scenarios
+exist, and the counts and versions they print are the suite's now.
 
 Run by ``nox -s docs`` (and by the test suite). Prints every problem and exits 1 when there is any.
 """
@@ -17,6 +17,10 @@ DISTRIBUTIONS = ("reference", "conformance")
 TEST_REFERENCE = re.compile(r"`((?:reference|conformance)/tests/[\w/]+\.py|test_\w+\.py)::(\w+)")
 FILE_REFERENCE = re.compile(r"`((?:reference|conformance|fixtures|snapshots|docs|bench)/[\w./-]+)`")
 RULE_REFERENCE = re.compile(r"\bR-[A-Z]+-[0-9]+\b")
+#: A Markdown link to a section: of another document (``](protocol-examples.md#steps)``) or of this one (``](#steps)``).
+SECTION_LINK = re.compile(r"\]\((?P<file>[\w./-]+\.md)?#(?P<anchor>[\w-]+)\)")
+HEADING = re.compile(r"^#{1,6} (.+?)\s*$", re.M)
+FENCED = re.compile(r"^```.*?^```$", re.M | re.S)
 CODE = re.compile(r"```[^\n]*\n(.*?)```|`((?:[^`\n]|\n(?!\n))+)`", re.S)
 SCENARIO_MENTION = re.compile(r"\bS:([A-Za-z0-9][A-Za-z0-9._:-]*[A-Za-z0-9])")
 SELECTION = re.compile(r"(?<![\w-])-k[ =]+(?P<quote>[\"']?)(?P<pattern>[^\s\"'`]+)(?P=quote)")
@@ -58,7 +62,7 @@ def _test_file(name: str) -> Path | None:
 
 
 def broken_references() -> list[str]:
-    """Cited tests (``file::test``) and repository paths that do not exist."""
+    """Cited tests (``file::test``), repository paths and linked sections (``](file.md#anchor)``) that do not exist."""
     problems = []
     for document in _documents():
         text = document.read_text(encoding="utf-8")
@@ -74,7 +78,26 @@ def broken_references() -> list[str]:
                 continue
             if not (ROOT / cleaned).exists():
                 problems.append(f"{document.name}: names missing path {cleaned}")
+        for link in SECTION_LINK.finditer(text):
+            target = document.parent / link["file"] if link["file"] else document
+            if not target.is_file():
+                problems.append(f"{document.name}: links to missing file {link['file']}")
+            elif link["anchor"] not in anchors(target.read_text(encoding="utf-8")):
+                problems.append(f"{document.name}: links to missing section {link['file'] or ''}#{link['anchor']}")
     return problems
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives the headings of a Markdown document (a repeated one gains ``-1``, ``-2``, …)."""
+    found: set[str] = set()
+    for heading in HEADING.findall(FENCED.sub("", text)):
+        slug = re.sub(r"[^\w\- ]", "", heading.replace("`", "").lower()).replace(" ", "-")
+        unique, count = slug, 0
+        while unique in found:
+            count += 1
+            unique = f"{slug}-{count}"
+        found.add(unique)
+    return found
 
 
 def _documents() -> list[Path]:

@@ -43,6 +43,22 @@ def test_a_broken_citation_is_reported(check_docs, tmp_path: Path, monkeypatch: 
     assert "x.md: names missing path fixtures/none.json" in problems
 
 
+def test_a_link_to_a_missing_section_is_reported(check_docs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text(
+        "# X\n\n## `toolcanon check`: a run\n\n```\n# not a heading\n```\n\n"
+        "[ok](#toolcanon-check-a-run) [ok](y.md#steps) [gone](y.md#not-a-heading) [gone](#x-1) [no file](z.md#steps)\n"
+    )
+    (tmp_path / "docs" / "y.md").write_text("# Y\n\n### Steps\n")
+    (tmp_path / "README.md").write_text("no commands")
+    monkeypatch.setattr(check_docs, "ROOT", tmp_path)
+    assert check_docs.broken_references() == [
+        "x.md: links to missing section y.md#not-a-heading",
+        "x.md: links to missing section #x-1",
+        "x.md: links to missing file z.md",
+    ]
+
+
 def test_quoted_rule_and_scenario_ids_exist(check_docs) -> None:  # type: ignore[no-untyped-def]
     assert check_docs.unknown_ids() == []
 

@@ -1,9 +1,10 @@
-"""docs/protocol.md documents every name the format's JSON Schemas define, and its examples use every one.
+"""docs/protocol.md documents every name the format's JSON Schemas define, and its worked examples use every one.
 
 The convention: a name is documented when it is a backticked name in the first cell of a table row of the
-section that describes it (the text from its heading to the next heading). A kind's parameters are backticked
-in the second cell of its own row. Every kind, hook action, step, capability and exotic tag also appears in at
-least one worked example (``test_spec_examples.py`` checks that each yields what it shows).
+section of docs/protocol.md that describes it (the text from its heading to the next heading). A kind's
+parameters are backticked in the second cell of its own row. Every kind, hook action, step, capability, exotic
+tag and generator also appears in at least one worked example of docs/protocol-examples.md
+(``test_spec_examples.py`` checks that each yields what it shows).
 """
 
 from __future__ import annotations

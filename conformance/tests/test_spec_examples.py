@@ -1,11 +1,13 @@
-"""Every worked example of docs/protocol.md is true: run, each gives exactly the transcript (or answer) shown.
+"""Every worked example of the protocol is true: run, each gives exactly the transcript (or answer) shown.
 
-An example is a fenced ``json scenario`` block followed by the block of what it yields: ``json transcript``
-(the reference's transcript), ``json transcript typescript-dsh-tools`` (the original's, for the values only
-JavaScript has) or ``json answer`` (the reference's whole answer to ``run``, for a skip). A scenario block may
-leave out ``formatVersion`` and ``id`` (1 and ``example``), and a transcript block ``formatVersion`` and
-``scenario``. A ``ndjson session`` block is a conversation with the reference's adapter process: ``→`` lines are
-sent, ``←`` lines are its answers, where the string ``"…"`` stands for any value.
+The examples are in docs/protocol-examples.md, each under the heading of the section of docs/protocol.md it
+illustrates, which links to it; both documents are read, so an example in either runs. An example is a fenced
+``json scenario`` block followed by the block of what it yields: ``json transcript`` (the reference's
+transcript), ``json transcript typescript-dsh-tools`` (the original's, for the values only JavaScript has) or
+``json answer`` (the reference's whole answer to ``run``, for a skip). A scenario block may leave out
+``formatVersion`` and ``id`` (1 and ``example``), and a transcript block ``formatVersion`` and ``scenario``. A
+``ndjson session`` block is a conversation with the reference's adapter process: ``→`` lines are sent, ``←``
+lines are its answers, where the string ``"…"`` stands for any value.
 """
 
 from __future__ import annotations
@@ -36,9 +38,15 @@ finally:
     sys.path.remove(str(ROOT / "tools"))
 
 SPEC = ROOT / "docs" / "protocol.md"
+SPEC_EXAMPLES = ROOT / "docs" / "protocol-examples.md"
+#: The documents whose worked examples are run.
+DOCUMENTS = (SPEC, SPEC_EXAMPLES)
 ORIGINAL = ROOT / "implementations" / "typescript-dsh-tools"
 FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```$", re.M | re.S)
 WILDCARD = "…"
+HEADING = re.compile(r"^#{1,6} (.+?)\s*$", re.M)
+#: A link of docs/protocol.md to a section of its examples.
+LINK = re.compile(r"\]\(protocol-examples\.md#([\w-]+)\)")
 
 
 @dataclass(frozen=True)
@@ -50,10 +58,16 @@ class Example:
     kind: str  # "transcript" or "answer"
     source: str  # "reference" or "typescript-dsh-tools"
     shown: Any
+    document: str = "protocol-examples.md"
 
     @property
     def name(self) -> str:
-        return f"protocol.md:{self.line}"
+        return f"{self.document}:{self.line}"
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, spaces as hyphens, other punctuation left out."""
+    return re.sub(r"[^\w\- ]", "", heading.replace("`", "").lower()).replace(" ", "-")
 
 
 def full_scenario(fragment: dict[str, Any]) -> dict[str, Any]:
@@ -61,16 +75,16 @@ def full_scenario(fragment: dict[str, Any]) -> dict[str, Any]:
     return {"formatVersion": 1, "id": "example", **fragment}
 
 
-def examples(text: str) -> list[Example]:
+def examples(text: str, document: str = "protocol-examples.md") -> list[Example]:
     """The worked examples of a document, in order."""
     found: list[Example] = []
     blocks = list(FENCE.finditer(text))
-    for block, after in zip(blocks, [*blocks[1:], None], strict=True):
+    for block, after in zip(blocks, [*blocks[1:], None][: len(blocks)], strict=True):
         if block.group("info").split() != ["json", "scenario"]:
             continue
         line = text.count("\n", 0, block.start()) + 1
         if after is None or after.group("info").split()[:2] not in (["json", "transcript"], ["json", "answer"]):
-            raise AssertionError(f"protocol.md:{line}: a scenario block must be followed by what it yields")
+            raise AssertionError(f"{document}:{line}: a scenario block must be followed by what it yields")
         words = after.group("info").split()
         found.append(
             Example(
@@ -79,6 +93,7 @@ def examples(text: str) -> list[Example]:
                 kind=words[1],
                 source=words[2] if len(words) > 2 else "reference",
                 shown=json.loads(after.group("body")),
+                document=document,
             )
         )
     return found
@@ -155,7 +170,12 @@ def yielded(example: Example, original: Subprocess | None) -> Any:
     return as_shown(example, json.loads(outcome.transcript))
 
 
-EXAMPLES = examples(SPEC.read_text(encoding="utf-8"))
+EXAMPLES = [example for path in DOCUMENTS for example in examples(path.read_text(encoding="utf-8"), path.name)]
+SESSIONS = [
+    (f"{path.name}:{line}", exchange)
+    for path in DOCUMENTS
+    for line, exchange in sessions(path.read_text(encoding="utf-8"))
+]
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +195,29 @@ def original() -> Iterator[Subprocess | None]:
 def test_the_spec_has_worked_examples() -> None:
     assert len(EXAMPLES) >= 30
     assert {example.source for example in EXAMPLES} == {"reference", "typescript-dsh-tools"}
+    assert SESSIONS
+
+
+def test_every_example_is_linked_from_the_section_it_illustrates() -> None:
+    """Each heading of the examples holding an example is one of docs/protocol.md, and that section links to it."""
+    spec = SPEC.read_text(encoding="utf-8")
+    text = SPEC_EXAMPLES.read_text(encoding="utf-8")
+    headings = list(HEADING.finditer(text))
+    spec_headings = {match.group(1) for match in HEADING.finditer(spec)}
+    linked = set(LINK.findall(spec))
+    anchors = {anchor(match.group(1)) for match in headings}
+    assert linked <= anchors, f"docs/protocol.md links to no such heading: {sorted(linked - anchors)}"
+    for match, after in zip(headings, [*headings[1:], None], strict=True):
+        body = text[match.end() : after.start() if after else len(text)]
+        if not FENCE.search(body):
+            continue
+        title = match.group(1)
+        assert title in spec_headings, f"protocol-examples.md: {title!r} is no section of docs/protocol.md"
+        start = re.search(rf"^#+ {re.escape(title)}$", spec, re.M)
+        assert start is not None
+        following = HEADING.search(spec, start.end())
+        section = spec[start.end() : following.start() if following else len(spec)]
+        assert f"](protocol-examples.md#{anchor(title)})" in section, f"docs/protocol.md, {title!r}: no link here"
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e.source == "reference"], ids=lambda e: e.name)
@@ -197,9 +240,9 @@ def _shown(example: Example, actual: Any) -> str:
     return block_text(actual) if example.kind == "transcript" else canonical_json(actual)
 
 
-@pytest.mark.parametrize("session", sessions(SPEC.read_text(encoding="utf-8")), ids=lambda s: f"protocol.md:{s[0]}")
-def test_a_protocol_session_is_what_the_reference_adapter_answers(session: tuple[int, list[tuple[str, Any]]]) -> None:
-    line, exchange = session
+@pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s[0])
+def test_a_protocol_session_is_what_the_reference_adapter_answers(session: tuple[str, list[tuple[str, Any]]]) -> None:
+    where, exchange = session
     sent = "".join(json.dumps(message) + "\n" for arrow, message in exchange if arrow == "→")
     process = subprocess.run(
         [sys.executable, "-m", "toolcanon_conformance.adapters.reference"],
@@ -212,7 +255,7 @@ def test_a_protocol_session_is_what_the_reference_adapter_answers(session: tuple
     expected = [message for arrow, message in exchange if arrow == "←"]
     assert len(answers) == len(expected), answers
     for shown, answer in zip(expected, answers, strict=True):
-        assert matches(shown, answer), f"protocol.md:{line}: answered {canonical_json(answer)}"
+        assert matches(shown, answer), f"{where}: answered {canonical_json(answer)}"
 
 
 def test_a_wrong_example_is_caught() -> None:
