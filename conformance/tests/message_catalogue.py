@@ -42,7 +42,7 @@ SIMPLE: Final[dict[str, str]] = {
 #: The placeholders that stand for the scenario's own text.
 OWN: Final = frozenset({"own", "mime"})
 #: The placeholders that stand for items of families: their separator (``None``: exactly one item) and whether
-#: a text of the scenario's own is an item too.
+#: a text of the scenario's own is an item too (and so is the empty text, which a text block's text may print as).
 LISTS: Final[dict[str, tuple[str | None, bool]]] = {
     "reason": (None, False),
     "image-reason": (None, False),
@@ -232,6 +232,7 @@ class Matcher:
         choices = [self.pattern(template.text)[0] for template in self.items[name]]
         if with_own:
             choices.append(self.own_pattern)
+            choices.append("")  # a text block's text may print as nothing: empty, missing or null
         item = "(?:" + "|".join(choices) + ")"
         return item if separator is None else f"{item}(?:{re.escape(separator)}{item})*"
 
@@ -291,7 +292,7 @@ class Matcher:
             used = self.explain(template, text)
             if used is not None:
                 return used
-        if LISTS[name][1] and text in self.own:
+        if LISTS[name][1] and (text in self.own or not text):
             return set()
         return None
 

@@ -204,8 +204,7 @@ function subsetViolations(node, path = 'schema', out = [], ancestors = new Set()
     const branches = node.oneOf
     if (!isPlainArray(branches) || branches.length < 2) {
       out.push(`${path}.oneOf must be an array of at least two schemas`)
-    }
-    if (isPlainArray(branches)) {
+    } else {
       branches.forEach((branch, i) => subsetViolations(branch, `${path}.oneOf[${i}]`, out, ancestors))
     }
     for (const key of SHAPE_KEYWORDS.filter(has)) out.push(`${path}.${key} is not supported beside oneOf`)
@@ -409,19 +408,19 @@ function compileNode(spec, path, inProperty = false) {
   throw dslError(`${path}.type must be string/number/integer/boolean/null/array/object/json, or use oneOf`)
 }
 
-/** After compiling, the compiled schema must pass the raw subset's check (R-DSL-10). */
-function checked(compiled, path) {
-  const found = subsetViolations(compiled, path)
+/** After compiling, the compiled schema must pass the raw subset's check, from the root `schema` (R-DSL-10). */
+function checked(compiled) {
+  const found = subsetViolations(compiled, 'schema')
   if (found.length > 0) throw jsonSchemaError(found)
   return compiled
 }
 
-export const compileValueSchema = (spec, path = 'schema') => checked(compileNode(spec, path), path)
+export const compileValueSchema = (spec, path = 'schema') => checked(compileNode(spec, path))
 
 function compileParameters(spec, path = 'parameters') {
   const { properties, required } = compilePropertyMap(spec, path)
   const schema = required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties }
-  return checked(schema, path)
+  return checked(schema)
 }
 
 const positiveFinite = value => typeof value === 'number' && Number.isFinite(value) && value > 0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 from conftest import call, echo_tool, plain, raw_tool
 from toolcanon import (
+    ABSENT,
     AbortController,
     Call,
     Deny,
@@ -178,6 +180,50 @@ def test_short_circuit_success_with_cancelled_caller_is_before_dispatch() -> Non
     result = call(registry, "echo", signal=controller.signal)
     assert result.error == BEFORE  # type: ignore[union-attr]
     assert plain(result.additional_contexts) == [{"id": "w"}]
+
+
+def test_a_cancellation_drops_an_empty_list_of_contexts_at_every_point() -> None:
+    """digest 6.11 / 8.3: as the original's cancellation results, contexts only when there are some; a success
+    that is not cancelled keeps its empty list (R-RES-5)."""
+    controller: AbortController | None = None
+
+    def cancel() -> None:
+        assert controller is not None
+        controller.abort()
+
+    async def short_circuit(run: ToolExecution, nxt: Any) -> Any:
+        if run.call_id != "kept":
+            cancel()
+        return ToolSuccess("short", [], additional_contexts=[])
+
+    async def spread_after_next(run: ToolExecution, nxt: Any) -> Any:
+        result = await nxt()
+        if run.call_id == "around":
+            cancel()
+        return dataclasses.replace(result, additional_contexts=[])
+
+    async def post(run: ToolExecution, result: Any, nxt: Any) -> Any:
+        if run.call_id == "post":
+            cancel()
+        return await nxt()
+
+    for wrapper, call_id, error in [
+        (short_circuit, "kept", None),
+        (short_circuit, "short", BEFORE),
+        (spread_after_next, "around", AFTER),
+        (spread_after_next, "post", AFTER),
+    ]:
+        controller = AbortController()
+        registry = Registry()
+        registry.register(echo_tool())
+        registry.on_execute(wrapper)
+        registry.on_post_execute(post)
+        result = call(registry, "echo", {"text": "x"}, call_id=call_id, signal=controller.signal)
+        if error is None:
+            assert isinstance(result, ToolSuccess) and plain(result.additional_contexts) == []
+        else:
+            assert isinstance(result, ToolFailure) and result.error == error, call_id
+            assert result.additional_contexts is ABSENT, call_id
 
 
 def test_every_failure_beats_cancellation() -> None:

@@ -401,6 +401,49 @@ def test_block_drops_value_meta_contexts_and_concludes() -> None:
     assert plain(result.additional_contexts) == [{"id": "block"}]
 
 
+@pytest.mark.parametrize(
+    ("feedback", "message"),
+    [
+        (
+            [
+                {"type": "text"},
+                {"type": 5},
+                {"type": "text", "text": None},
+                {"type": "text", "text": 2.0},
+                {"type": None},
+                "str",
+            ],
+            "\n[5 content]\n\n2\n[null content]\n[undefined content]",
+        ),
+        (
+            [
+                {"type": "text", "text": [1, [None, "x"], {"a": 1}]},
+                {"type": [1, "b"]},
+                {"type": {"k": 1}},
+                {"type": True},
+                {"type": "text", "text": False},
+                {"type": "text", "text": 1e21},
+            ],
+            "1,,x,[object Object]\n[1,b content]\n[[object Object] content]\n[true content]\nfalse\n1e+21",
+        ),
+        ([5, True, [1], "text", {"text": "no type"}], "\n".join(["[undefined content]"] * 5)),
+        ([{"type": "text"}], "tool result blocked by post-execute policy"),
+        ([{"type": "text", "text": None}, {"type": "text"}], "\n"),
+    ],
+    ids=["mixed", "containers", "not-records", "one-missing-text", "two-empty-texts"],
+)
+def test_block_message_prints_its_blocks_as_the_original_does(feedback: list[Any], message: str) -> None:
+    """digest 6.8 step 1: ``block.type === 'text' ? block.text : `[${block.type} content]` `` joined by ``\\n``:
+    ``join`` prints a missing or null text as nothing, the template literal a missing type as ``undefined``, and
+    both print any other value as ``String()`` does."""
+    registry = Registry()
+    registry.register(echo_tool())
+    registry.on_post_execute(_post(Block(feedback)))
+    result = call(registry, "echo", {"text": "x"})
+    assert isinstance(result, ToolFailure) and result.error == ToolError(message)
+    assert plain(result.content) == feedback
+
+
 class ContextList(list[Any]):
     """A ``list`` subclass of contexts: not lossless JSON, though a block reads its length as a list's."""
 

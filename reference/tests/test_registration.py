@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import call, echo_tool, raw_tool, text_render
-from toolcanon import JsonSchemaError, Output, Registry, ToolDefinition, define_tool
+from toolcanon import DispatchToken, JsonSchemaError, Output, Registry, ToolDefinition, define_tool
 from toolcanon.errors import DuplicateToolError, ReservedToolNameError, contract_error_name
 
 DECLARATION = 'tool "t" must declare output { schema, render, presentationMeta? }'
@@ -234,6 +234,37 @@ def test_define_tool_without_a_render_registers_and_fails_at_render(render: Any)
     assert result.error.message == message  # type: ignore[union-attr]
     assert (result.error.info.name, result.error.info.code) == ("ToolOutputError", "INVALID_TOOL_OUTPUT")  # type: ignore[union-attr]
     assert result.content == [{"type": "text", "text": f"Error: {message}"}]
+
+
+@pytest.mark.parametrize("projector", [5, "not callable", True, {"a": 1}], ids=["int", "str", "bool", "dict"])
+def test_define_tool_with_a_projector_that_is_not_callable_registers_and_fails_at_direct_calls(projector: Any) -> None:
+    """DSL:556-583: defineTool wraps a presentationMeta other than undefined (here ``None``), so the tool registers,
+    each direct call fails at its metadata with the language's own text, and a nested call, which computes no
+    metadata, succeeds; a raw definition with one is still refused (R-REG-1)."""
+    registry = Registry()
+    registry.register(echo_tool(output=Output({"type": "string"}, text_render(), projector)))
+    result = call(registry, "echo", {"text": "hi"})
+    message = (
+        'tool "echo" returned invalid output: output.presentationMeta failed: '
+        f"'{type(projector).__name__}' object is not callable"
+    )
+    assert result.error.message == message  # type: ignore[union-attr]
+    assert (result.error.info.name, result.error.info.code) == ("ToolOutputError", "INVALID_TOOL_OUTPUT")  # type: ignore[union-attr]
+    assert result.content == [{"type": "text", "text": f"Error: {message}"}]
+    nested = call(registry, "echo", {"text": "hi"}, parent=DispatchToken())
+    assert nested.value == "hi" and not nested.has_meta  # type: ignore[union-attr]
+    raw = ToolDefinition("t", "t", {}, Output({}, text_render(), projector), lambda a, r: 1)
+    with pytest.raises(TypeError, match="must declare output"):
+        Registry().register(raw)
+
+
+def test_define_tool_without_a_projector_has_no_metadata() -> None:
+    """digest 4.4: ``None`` is no projector (Python's absent), so results have no ``meta`` at all."""
+    registry = Registry()
+    definition = echo_tool(output=Output({"type": "string"}, text_render(), None))
+    assert definition.output.presentation_meta is None
+    registry.register(definition)
+    assert not call(registry, "echo", {"text": "hi"}).has_meta
 
 
 def test_define_tool_soft_projections() -> None:

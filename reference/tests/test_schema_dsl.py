@@ -460,10 +460,24 @@ def test_raw_check_reports_several_violations_at_once() -> None:
     ]
 
 
-def test_raw_check_of_parameters_uses_the_parameters_root() -> None:
-    """digest 1.19 (Python decision): the raw check of compiled parameters reports from the same root."""
-    assert dsl_violations({"x": {"type": "string", "const": 1}}, parameters=True) == [
-        "parameters.properties.x.const must be a string value"
+def test_raw_check_of_parameters_reports_from_the_schema_root() -> None:
+    """digest 1.19: the compiled parameter object is checked as the original's assertSupportedJsonSchema checks
+    it, from the root ``schema``, every violation; a DSL problem still reports from ``parameters``."""
+    spec = {
+        "x": {"type": "string", "const": 1},
+        "outer": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"inner": {"type": "integer", "enum": ["a"]}, "choice": {"oneOf": [{"type": "null"}]}},
+        },
+    }
+    assert dsl_violations(spec, parameters=True) == [
+        "schema.properties.x.const must be a string value",
+        "schema.properties.outer.properties.inner.enum must be a non-empty array of integer values",
+        "schema.properties.outer.properties.choice.oneOf must be an array of at least two schemas",
+    ]
+    assert dsl_violations({"x": {"type": "nope"}}, parameters=True) == [
+        "parameters.x.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"
     ]
 
 

@@ -220,11 +220,24 @@ def test_one_of_must_be_an_array_of_at_least_two(branches: Any) -> None:
     assert schema_violations({"oneOf": branches}) == ["schema.oneOf must be an array of at least two schemas"]
 
 
-def test_a_one_branch_one_of_still_checks_its_branch() -> None:
-    """digest 1.22 (Python decision where the digest is silent): a plain array is walked whatever its length."""
-    assert schema_violations({"oneOf": [{"type": "bogus"}]}) == [
-        "schema.oneOf must be an array of at least two schemas",
+def test_the_branches_of_a_one_of_of_fewer_than_two_are_not_walked() -> None:
+    """digest 1.22: as in the original, a one-branch oneOf is one violation, its siblings still reported after it;
+    two branches are walked, and so is the rest of the schema beside a one-branch oneOf."""
+    one = "schema.oneOf must be an array of at least two schemas"
+    assert schema_violations({"oneOf": [{"type": "bogus"}]}) == [one]
+    assert schema_violations({"oneOf": [{"type": "string", "enum": [1], "extra": True}], "const": 1, "items": {}}) == [
+        one,
+        "schema.items is not supported beside oneOf",
+        "schema.const is not supported beside oneOf",
+    ]
+    assert schema_violations({"oneOf": [{"type": "bogus"}, {"type": "string", "const": 1}]}) == [
         "schema.oneOf[0].type must be one of object/array/string/number/integer/boolean/null",
+        "schema.oneOf[1].const must be a string value",
+    ]
+    beside = {"type": "object", "properties": {"a": {"oneOf": [{"type": "bogus"}]}, "b": {"type": "bogus"}}}
+    assert schema_violations(beside) == [
+        "schema.properties.a.oneOf must be an array of at least two schemas",
+        "schema.properties.b.type must be one of object/array/string/number/integer/boolean/null",
     ]
 
 

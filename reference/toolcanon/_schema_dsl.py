@@ -27,26 +27,30 @@ def compile_value_schema(spec: object, path: str = "schema") -> JsonValue:
     """Compile a DSL value node into a frozen raw JSON Schema, then assert the raw subset on the result.
 
     Raises :class:`JsonSchemaError`: with one violation for the first DSL problem (depth-first, declaration
-    order), or with every raw-subset violation of the compiled schema (digest 1.18-1.19).
+    order, from ``path``), or with every raw-subset violation of the compiled schema, from the root ``schema``
+    (digest 1.18-1.19).
     """
     compiled = run_walk(_value_node(spec, path, False, set()))
-    return _checked(compiled, path)
+    return _checked(compiled)
 
 
 def compile_parameters(spec: object, path: str = "parameters") -> JsonValue:
     """Compile a DSL property map into ``{type: "object", properties, required?}`` (open, digest 1.16).
 
-    Raises :class:`JsonSchemaError` like :func:`compile_value_schema`. Returns a frozen schema.
+    Raises :class:`JsonSchemaError` like :func:`compile_value_schema`: a DSL problem from ``path``, a raw-subset
+    violation of the compiled object from the root ``schema`` (``schema.properties.<key>…``). Returns a frozen
+    schema.
     """
     properties, required = run_walk(_property_map(spec, path, set()))
     compiled: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         compiled["required"] = required
-    return _checked(compiled, path)
+    return _checked(compiled)
 
 
-def _checked(compiled: dict[str, Any], path: str) -> JsonValue:
-    violations = schema_violations(compiled, path)
+def _checked(compiled: dict[str, Any]) -> JsonValue:
+    # The raw check is the original's assertSupportedJsonSchema, whose paths start at `schema` whatever compiled.
+    violations = schema_violations(compiled, "schema")
     if violations:
         raise JsonSchemaError(violations)
     return snapshot_json(compiled)

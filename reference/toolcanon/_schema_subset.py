@@ -164,9 +164,9 @@ def _check_record(node: dict[str, Any], path: SchemaPath, out: list[str], ancest
 def _check_one_of(node: dict[str, Any], path: SchemaPath, out: list[str], ancestors: set[int]) -> Step[None]:
     branches = node["oneOf"]
     if not is_plain_array(branches) or len(branches) < 2:
+        # As in the original, a oneOf of fewer than two schemas is this one violation: its branches are not walked.
         out.append(f"{schema_path_text(path)}.oneOf must be an array of at least two schemas")
-    if is_plain_array(branches):
-        # A one-branch array is still walked, so its branch's own violations are reported too.
+    else:
         for index, branch in enumerate(list(branches)):
             step = _child_step(branch, (path, f".oneOf[{index}]"), out, ancestors)
             if step is not None:

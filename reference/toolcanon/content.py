@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.renderers._ecma import js_property, js_string
 
 __all__ = [
     "ImageBlock",
@@ -54,11 +55,17 @@ def error_content(message: str) -> FrozenList:
 
 
 def text_of_block(block: object) -> str:
-    """How a blocked result's message names a block: its text, or ``[<type> content]`` for other tags."""
-    if isinstance(block, dict):
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            return text if isinstance(text, str) else str(text)
-        return f"[{kind if isinstance(kind, str) else 'undefined'} content]"
-    return "[undefined content]"
+    """How a blocked result's message names a (snapshot) block: its text, or ``[<type> content]`` for other tags.
+
+    Read as the original's ``block.type === 'text' ? block.text : `[${block.type} content]` `` joined by
+    ``Array.prototype.join``: a missing or ``null`` text is empty, any other text and any type print as
+    ``String()`` prints them (``2.0`` is ``2``), and a missing type, or a block that is no record, is
+    ``undefined``.
+    """
+    if not isinstance(block, dict):
+        return "[undefined content]"
+    kind = block.get("type")
+    if type(kind) is str and kind == "text":
+        text = block.get("text")
+        return "" if text is None else js_string(text)
+    return f"[{js_property(block, 'type')} content]"

@@ -90,7 +90,9 @@ def define_tool(
     :class:`~toolcanon.errors.ToolArgsError` (``INVALID_ARGS``) when the arguments do not match.
 
     ``output.render`` is always wrapped, as the contract's ``defineTool`` wraps it: an output declared without
-    a callable ``render`` registers, and each call then fails at render (``INVALID_TOOL_OUTPUT``).
+    a callable ``render`` registers, and each call then fails at render (``INVALID_TOOL_OUTPUT``). So is a
+    ``presentation_meta`` other than ``None`` (no projector): one that is not callable registers, and each direct
+    call then fails at its metadata (nested calls compute none).
     """
     if timeout_ms is not None and not is_positive_finite(timeout_ms):
         raise ValueError(f"defineTool({name}): timeoutMs must be a positive finite number")
@@ -98,9 +100,13 @@ def define_tool(
     raw_output = compile_value_schema(output.schema, "schema")
     arguments_validator = compile_validator(raw_parameters)
     user_render: Any = output.render
+    user_presentation_meta: Any = output.presentation_meta
 
     def render(args: JsonValue, value: JsonValue) -> Any:
         return user_render(args, value)
+
+    def presentation_meta(args: JsonValue, value: JsonValue) -> Any:
+        return user_presentation_meta(args, value)
 
     def arguments_are_valid(args: JsonValue) -> bool:
         return arguments_validator.is_valid(args)
@@ -123,7 +129,7 @@ def define_tool(
         name=name,
         description=description,
         parameters=raw_parameters,
-        output=Output(raw_output, render, output.presentation_meta),
+        output=Output(raw_output, render, None if user_presentation_meta is None else presentation_meta),
         execute=validated_execute,
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,

@@ -720,8 +720,10 @@ class Registry:
         return copied
 
     def _cancellation(self, state: _CallState, result: ToolResult) -> ToolFailure:
+        """The cancellation failure replacing a success: its contexts kept, an empty list of them dropped."""
         code = ABORTED if state.body_invoked else ABORTED_BEFORE_DISPATCH
-        return aborted_result(code, result.additional_contexts)
+        contexts = result.additional_contexts
+        return aborted_result(code, ABSENT if _no_contexts(contexts) else contexts)
 
     async def _post(self, run: ToolExecution, state: _CallState, result: ToolResult) -> ToolResult:
         try:

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from toolcanon import (
     ABSENT,
@@ -415,10 +415,9 @@ class _ScenarioRun:
                 timeout_ms=timeout_ms,
                 is_concurrency_safe=safe,
             )
-            if "rawSchema" in output_spec:
+            if "rawSchema" in output_spec:  # the raw schema beside define_tool's own (wrapping) projections
                 definition = replace(
-                    definition,
-                    output=Output(materialize(output_spec["rawSchema"]), render, projector),  # type: ignore[arg-type]
+                    definition, output=replace(definition.output, schema=materialize(output_spec["rawSchema"]))
                 )
             return definition
         output: Output | None = None
@@ -517,6 +516,9 @@ class _ScenarioRun:
 
     def _projector(self, spec: Mapping[str, Any]) -> Callable[[Any, Any], Any]:
         kind = spec["kind"]
+        if kind == "not-callable":
+            # the declaration's presentation_meta is this value itself, which define_tool wraps as it is
+            return cast("Callable[[Any, Any], Any]", spec["value"])
         if kind == "value":
             return lambda args, value: value
         if kind == "wrap":
