@@ -915,11 +915,11 @@ class ScenarioRun {
       try {
         this.disposers.set(name, this.ctx.tools.register(this.definition(name, spec)))
       } catch (error) {
-        registrations[key] = { registerError: registrationErrorReport(error) }
+        setMember(registrations, key, { registerError: registrationErrorReport(error) })
         continue
       }
       this.fixtures.set(name, spec)
-      if (spec.registerError === true) registrations[key] = { registered: true }
+      if (spec.registerError === true) setMember(registrations, key, { registered: true })
     }
     return registrations
   }
@@ -1042,6 +1042,8 @@ class ScenarioRun {
       case 'null': return () => null
       case 'raise': return () => { throw new Error(spec.message) }
       case 'undefined': return () => undefined
+      // the declaration's presentationMeta is this value itself, which defineTool wraps as it is
+      case 'not-callable': return spec.value
       case 'mutate-then': {
         const then = this.projector(spec.then)
         return (args, value) => {
@@ -1246,7 +1248,7 @@ class ScenarioRun {
         reconnect: { enabled: false },
       })
     } catch (error) {
-      for (const [key] of fixtures) registrations[key] = { registerError: registrationErrorReport(error.cause ?? error) }
+      for (const [key] of fixtures) setMember(registrations, key, { registerError: registrationErrorReport(error.cause ?? error) })
       return
     }
     const added = this.ctx.tools.schemas().map(schema => schema.name).filter(name => !before.has(name))
@@ -1254,7 +1256,7 @@ class ScenarioRun {
     added.forEach((publicName, index) => {
       const [key, spec] = fixtures[index]
       this.fixtures.set(publicName, spec)
-      if (spec.registerError === true) registrations[key] = { registered: true }
+      if (spec.registerError === true) setMember(registrations, key, { registered: true })
       // the bridge's execute stage is the fixture's body: counted on the definition the bridge registered
       const definition = this.ctx.tools.get(publicName)
       const execute = definition.execute
