@@ -133,10 +133,16 @@ function child(node, element) {
   return isRecord(node) && typeof element === 'string' && Object.hasOwn(node, element) ? node[element] : MISSING
 }
 
+/** The `keys` renderer's view: an object's `[key, view]` pairs in the order its keys are handed, an array's
+ * items' views, a scalar's `null`. */
+const keyTree = node => Array.isArray(node) ? node.map(keyTree)
+  : isRecord(node) ? Object.keys(node).map(key => [key, keyTree(node[key])]) : null
+
 /** The renderers of the behaviour catalogue: each spec makes a tool's `render(args, value)`. */
 const RENDERERS = {
   text: spec => (args, value) => [text((spec.prefix ?? '') + asText(value))],
   json: spec => (args, value) => [text(JSON.stringify(value, null, spec.indent))],
+  keys: () => (args, value) => [text(JSON.stringify({ arguments: keyTree(args), value: keyTree(value) }))],
   field: spec => (args, value) => {
     const key = Array.isArray(value) && /^(?:0|[1-9][0-9]*)$/.test(spec.name) ? Number(spec.name) : spec.name
     const field = child(value, key)
