@@ -41,10 +41,11 @@ def write_example(destination: Path, *, force: bool = False) -> list[Path]:
     anything is refused with :class:`ExampleError` unless ``force``, and then files of the same name are
     replaced and others left alone.
     """
-    if destination.exists() and not destination.is_dir():
-        raise ExampleError(f"{destination} is not a folder")
-    if destination.is_dir() and any(destination.iterdir()) and not force:
-        raise ExampleError(f"{destination} is not empty (--force writes into it anyway)")
+    from toolcanon_conformance.export import destination_problem
+
+    problem = destination_problem(destination, force=force)
+    if problem is not None:
+        raise ExampleError(problem)
     source = examples_dir()
     written: list[Path] = []
     try:

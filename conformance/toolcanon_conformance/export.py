@@ -16,7 +16,7 @@ from pathlib import Path
 
 from toolcanon_conformance.scenario import Scenario
 
-__all__ = ["ExportError", "Exported", "export_cases"]
+__all__ = ["ExportError", "Exported", "destination_problem", "export_cases"]
 
 
 class ExportError(ValueError):
@@ -37,6 +37,16 @@ class Exported:
         return self.scenarios + self.goldens + self.schemas
 
 
+def destination_problem(destination: Path, *, force: bool) -> str | None:
+    """Why files cannot be written into ``destination`` as the kit's writing commands do, or ``None``: it may be
+    missing (then it is created) or an empty folder; one that holds anything only with ``force``."""
+    if destination.exists() and not destination.is_dir():
+        return f"{destination} is not a folder"
+    if destination.is_dir() and any(destination.iterdir()) and not force:
+        return f"{destination} is not empty (--force writes into it anyway)"
+    return None
+
+
 def export_cases(scenarios: Sequence[Scenario], goldens: Path, destination: Path, *, force: bool = False) -> Exported:
     """Copy ``scenarios`` (each from its source file), their goldens from ``goldens`` and the kit's schemas
     into ``destination``.
@@ -45,10 +55,9 @@ def export_cases(scenarios: Sequence[Scenario], goldens: Path, destination: Path
     anything is refused with :class:`ExportError` unless ``force``, and then files of the same name are
     replaced and others left alone.
     """
-    if destination.exists() and not destination.is_dir():
-        raise ExportError(f"{destination} is not a folder")
-    if destination.is_dir() and any(destination.iterdir()) and not force:
-        raise ExportError(f"{destination} is not empty (--force writes into it anyway)")
+    problem = destination_problem(destination, force=force)
+    if problem is not None:
+        raise ExportError(problem)
     written_scenarios: list[Path] = []
     written_goldens: list[Path] = []
     try:

@@ -108,16 +108,10 @@ class UnknownCapability(ValueError):
 def resolve_capabilities(requested: Iterable[str]) -> tuple[str, ...]:
     """The ``requested`` capabilities (``--require``), read ignoring case, each once, in order; raises
     :class:`UnknownCapability` for a name the scenario format does not know, before anything runs."""
-    from toolcanon_conformance.selection import closest
+    from toolcanon_conformance.selection import closest, resolve_names
 
-    by_folded = {name.casefold(): name for name in known_capabilities()}
-    resolved: dict[str, None] = {}
-    for capability in requested:
-        found = by_folded.get(capability.strip().casefold())
-        if found is None:
-            raise UnknownCapability(capability, closest(capability.strip().lower(), by_folded.values()))
-        resolved[found] = None
-    return tuple(resolved)
+    known = known_capabilities()
+    return resolve_names(requested, known, lambda name, word: UnknownCapability(name, closest(word.lower(), known)))
 
 
 def unknown_capabilities(capabilities: Iterable[str]) -> list[str]:

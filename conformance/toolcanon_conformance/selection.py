@@ -10,10 +10,10 @@ Both together take the scenarios that match a pattern *and* exercise a rule.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["UnknownRule", "closest", "known_rules", "matches", "resolve_rules", "select"]
+__all__ = ["UnknownRule", "closest", "known_rules", "matches", "resolve_names", "resolve_rules", "select"]
 
 _S = TypeVar("_S", bound=Mapping[str, Any])
 
@@ -38,16 +38,25 @@ def known_rules(scenarios: Iterable[Mapping[str, Any]] = ()) -> list[str]:
     return list(ids)
 
 
-def resolve_rules(requested: Iterable[str], known: Iterable[str]) -> tuple[str, ...]:
-    """The ``requested`` ids spelled as the ``known`` ones are, each once; raises :class:`UnknownRule`."""
-    by_folded = {rule.casefold(): rule for rule in known}
+def resolve_names(
+    requested: Iterable[str], known: Iterable[str], unknown: Callable[[str, str], Exception]
+) -> tuple[str, ...]:
+    """The ``requested`` names spelled as the ``known`` ones are (read ignoring case and surrounding space), each
+    once, in order; a name that is none of them raises ``unknown(name, stripped name)``."""
+    by_folded = {name.casefold(): name for name in known}
     resolved: dict[str, None] = {}
-    for rule in requested:
-        found = by_folded.get(rule.strip().casefold())
+    for name in requested:
+        found = by_folded.get(name.strip().casefold())
         if found is None:
-            raise UnknownRule(rule, closest(rule.strip().upper(), by_folded.values()))
+            raise unknown(name, name.strip())
         resolved[found] = None
     return tuple(resolved)
+
+
+def resolve_rules(requested: Iterable[str], known: Iterable[str]) -> tuple[str, ...]:
+    """The ``requested`` ids spelled as the ``known`` ones are, each once; raises :class:`UnknownRule`."""
+    known = tuple(known)
+    return resolve_names(requested, known, lambda rule, word: UnknownRule(rule, closest(word.upper(), known)))
 
 
 def closest(word: str, known: Iterable[str]) -> list[str]:
