@@ -444,6 +444,21 @@ def test_block_message_prints_its_blocks_as_the_original_does(feedback: list[Any
     assert plain(result.content) == feedback
 
 
+def test_a_null_block_in_feedback_fails_the_call() -> None:
+    """digest 6.8 steps 1 and 6: reading a ``null`` block's type throws in the original, so the call is a final
+    failure without info or contexts, whatever the blocks beside it."""
+    registry = Registry()
+    registry.register(echo_tool())
+    registry.on_post_execute(
+        _post(Block([{"type": "text", "text": "before"}, None], additional_contexts=[{"id": "post"}]))
+    )
+    result = call(registry, "echo", {"text": "x"})
+    message = "tools/post-execute block feedback must be a list of content blocks"
+    assert isinstance(result, ToolFailure) and result.error == ToolError(message)
+    assert plain(result.content) == [{"type": "text", "text": "Error: " + message}]
+    assert result.additional_contexts is ABSENT
+
+
 class ContextList(list[Any]):
     """A ``list`` subclass of contexts: not lossless JSON, though a block reads its length as a list's."""
 
@@ -684,6 +699,48 @@ def test_context_order_deferred_wrapper_post() -> None:
     assert [c["id"] for c in result.additional_contexts] == ["deferred1", "deferred2", "wrapper", "post"]
     assert result.concludes_turn is True  # kept by a content replacement
     assert plain(result.content) == [{"type": "text", "text": "replaced"}]
+
+
+@pytest.mark.parametrize(
+    ("own", "decision", "expected"),
+    [
+        (None, Accept(additional_contexts=[]), ABSENT),
+        (None, Accept(content=[{"type": "text", "text": "c"}], additional_contexts=[]), ABSENT),
+        (None, Accept(value="w", additional_contexts=[]), ABSENT),
+        ([], Accept(value="w"), ABSENT),
+        ([], Accept(value="w", additional_contexts=[]), ABSENT),
+        ([], Accept(additional_contexts=[]), []),
+        ([], Accept(content=[{"type": "text", "text": "c"}]), []),
+        ([], Accept(value="w", additional_contexts=[{"id": "post"}]), [{"id": "post"}]),
+    ],
+    ids=[
+        "accept",
+        "content",
+        "value",
+        "value-own-empty",
+        "value-both-empty",
+        "accept-own-empty",
+        "content-own-empty",
+        "value-own-empty-post",
+    ],
+)
+def test_an_accept_sets_no_empty_list_of_contexts(own: list[Any] | None, decision: Accept, expected: Any) -> None:
+    """digest 6.8 steps 4-5, as the original's ``postExecute`` spreads them: the concatenated contexts are set only
+    when there are some, so a value replacement drops an empty list and another accept keeps the result's own."""
+    import dataclasses
+
+    async def spread(run: ToolExecution, nxt: Any) -> Any:
+        result = await nxt()
+        return result if own is None else dataclasses.replace(result, additional_contexts=own)
+
+    registry = Registry()
+    registry.register(raw_tool("t", lambda args, run: [{"type": "text", "text": "done"}]))
+    registry.on_execute(spread)
+    registry.on_post_execute(_post(decision))
+    result = call(registry, "t")
+    assert isinstance(result, ToolSuccess)
+    contexts = result.additional_contexts
+    assert contexts is ABSENT if expected is ABSENT else plain(contexts) == expected
 
 
 def test_deferred_contexts_survive_a_body_throw() -> None:

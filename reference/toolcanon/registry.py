@@ -275,7 +275,7 @@ def _concat_contexts(first: Any, second: Any) -> Any:
 
 
 def _no_contexts(contexts: Any) -> bool:
-    """True for an empty list of contexts (a block keeps only a non-empty list)."""
+    """True for an empty list of contexts (a block, an accept and a cancellation set only a non-empty list)."""
     kind = type(contexts)
     if kind is list or kind is FrozenList or kind is tuple:
         return not contexts
@@ -292,7 +292,8 @@ def _blocked(decision: Block) -> ToolFailure:
     """The failure a block decision makes: its feedback verbatim and the message derived from it (digest 6.8).
 
     The feedback is snapshot before its blocks are read, so deriving the message runs none of its code; feedback
-    that is not lossless JSON fails as the final materialization would.
+    that is not lossless JSON fails as the final materialization would, feedback that is no list or holds a
+    ``None`` block as reading its blocks' types would.
     """
     raw = decision.feedback
     try:
@@ -301,7 +302,8 @@ def _blocked(decision: Block) -> ToolFailure:
         if issubclass(type(raw), list):
             raise TypeError(_RESULT_NOT_LOSSLESS) from None
         feedback = None
-    if type(feedback) is not FrozenList:
+    # The original reads each block's type, so a null block fails as a feedback that is no list does (R-POST-7).
+    if type(feedback) is not FrozenList or any(block is None for block in feedback):
         raise TypeError("tools/post-execute block feedback must be a list of content blocks")
     message = _blocked_message(feedback)
     contexts = decision.additional_contexts
@@ -743,16 +745,20 @@ class Registry:
                 if replaces_content and replaces_value:
                     raise TypeError("tools/post-execute accept decision cannot replace both value and content")
                 contexts = _concat_contexts(result.additional_contexts, chosen.additional_contexts)
+                # As in the original, an accept sets the contexts only when there are some: an empty concatenation
+                # leaves a value replacement without them and any other accept with the result's own.
+                adds_contexts = contexts is not ABSENT and not _no_contexts(contexts)
                 if replaces_value:
                     if result.is_error:
                         raise TypeError("tools/post-execute cannot replace the value of a failed result")
                     entry = self._resolve(run.name)
                     updated = self._create_success(run, state, entry, chosen.value)
-                    if contexts is not ABSENT:
+                    if adds_contexts:
                         updated = self._bound_copy(state, updated, additional_contexts=contexts)
-                elif replaces_content or chosen.additional_contexts is not ABSENT:
+                elif replaces_content or adds_contexts:
                     content = chosen.content if replaces_content else result.content
-                    updated = self._bound_copy(state, result, content=content, additional_contexts=contexts)
+                    kept = contexts if adds_contexts else result.additional_contexts
+                    updated = self._bound_copy(state, result, content=content, additional_contexts=kept)
                 else:
                     updated = result
             else:
