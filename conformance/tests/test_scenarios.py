@@ -353,3 +353,37 @@ def test_a_list_made_with_another_schema_is_ignored(monkeypatch: pytest.MonkeyPa
         assert _bundled_valid_texts() == frozenset()
     finally:
         _bundled_valid_texts.cache_clear()
+
+
+def test_the_keys_renderer_reports_a_value_of_any_depth() -> None:
+    """The catalogue's helpers hold no recursion: the key order of a value thousands of levels deep is reported."""
+    depth = 5000
+    data = {
+        "formatVersion": 1,
+        "id": "keys-deep",
+        "requires": ["generated-values"],
+        "tools": {
+            "t": {
+                "parameters": {},
+                "output": {"render": {"kind": "keys"}},
+                "body": {
+                    "kind": "return",
+                    "value": {"$generate": "nest", "depth": depth, "in": "object", "key": "k", "leaf": 1},
+                },
+            }
+        },
+        "hooks": [],
+        "steps": [{"id": "c", "call": {"name": "t", "arguments": {}}}],
+    }
+    scenario_from_data(data)
+    outcome = implementation.run(0, data)
+    assert isinstance(outcome, Ran), outcome
+    text = deepjson.loads(outcome.transcript)["steps"]["c"]["result"]["content"][0]["text"]
+    report = deepjson.loads(text)
+    assert report["arguments"] == []
+    node, levels = report["value"], 0
+    while node is not None:
+        [[key, node]] = node
+        assert key == "k"
+        levels += 1
+    assert levels == depth

@@ -1270,12 +1270,20 @@ def _mutability(node: Any) -> str:
 
 def _key_order(node: Any) -> Any:
     """The keys of ``node`` as iterated: ``[key, _key_order(child)]`` per key of an object, ``_key_order(item)``
-    per item of an array, ``None`` for a scalar."""
-    if isinstance(node, dict):
-        return [[key, _key_order(child)] for key, child in node.items()]
-    if isinstance(node, list):
-        return [_key_order(item) for item in node]
-    return None
+    per item of an array, ``None`` for a scalar; without recursion, so a value of any depth is reported."""
+    root: list[Any] = [None]
+    pending: list[tuple[Any, list[Any], int]] = [(node, root, 0)]
+    while pending:
+        current, parent, slot = pending.pop()
+        if isinstance(current, dict):
+            pairs = [[key, None] for key in current]
+            pending.extend((child, pair, 1) for pair, child in zip(pairs, current.values(), strict=True))
+            parent[slot] = pairs
+        elif isinstance(current, list):
+            items: list[Any] = [None] * len(current)
+            pending.extend((item, items, index) for index, item in enumerate(current))
+            parent[slot] = items
+    return root[0]
 
 
 def _keys_report(args: Any, value: Any) -> dict[str, Any]:
