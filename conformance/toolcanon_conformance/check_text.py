@@ -5,9 +5,8 @@ the skipped scenarios and the optional differences (passed scenarios that differ
 the bytes open), folded to their counts unless ``--show`` asks for them whole (then they follow, after the golden
 count); how many goldens come from each source; then every scenario that did not pass with its first
 difference, the skips when ``--fail-on-skip`` makes them fail the run, the baseline's problems, and the verdict
-line, always last. ``--failures-only`` keeps only the
-failures and the verdict. With several implementations each run's text follows the other's and
-:func:`verdict_lines` ends the whole, one line per implementation.
+line, always last. ``--failures-only`` keeps only the failures and the verdict. With several implementations
+each run's text follows the other's and :func:`verdict_lines` ends the whole, one line per implementation.
 
 The JSON, Markdown and HTML reports are :mod:`~toolcanon_conformance.report`'s and do not depend on this.
 """

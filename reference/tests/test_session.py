@@ -654,6 +654,23 @@ def test_an_event_of_an_unknown_type_is_refused_unless_marked_ignorable(tmp_path
             assert replayed.messages == ()
 
 
+def test_the_writer_refuses_an_unknown_type_unless_marked_ignorable(tmp_path: Path) -> None:
+    """What the log's own reader would refuse is never written: an unknown type needs ``ignorable=True``, which
+    marks its envelope, and the log replays with it."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        with pytest.raises(InvalidEventError) as refused:
+            log.append("x/note", {"n": 1})
+        assert (
+            str(refused.value) == 'event type "x/note" is unknown to the log\'s readers: append it with ignorable=True'
+        )
+        assert path.read_bytes() == b""
+        log.append("x/note", {"n": 1}, ignorable=True)
+    assert path.read_bytes() == b'{"seq":1,"type":"x/note","data":{"n":1},"ignorable":true}\n'
+    replayed = replay(path)
+    assert [event.type for event in replayed.events] == ["x/note"] and replayed.messages == ()
+
+
 def test_every_type_of_the_harness_vocabulary_is_read(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     known = sorted(KNOWN_EVENT_TYPES - {TOOL_CALL, TOOL_RESULT, CODE_DISPATCH, CODE_DISPATCH_START})

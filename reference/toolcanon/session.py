@@ -509,11 +509,14 @@ class SessionLog:
         """True once :meth:`close` has run."""
         return self._file is None
 
-    def append(self, event_type: str, data: Any) -> SessionEvent:
+    def append(self, event_type: str, data: Any, *, ignorable: bool = False) -> SessionEvent:
         """Append one event: snapshot its data, check it, write its line and flush it; return the event.
 
-        Raises :class:`SessionDataError` for data that is not lossless JSON and :class:`InvalidEventError` for
-        an event that breaks its shape or a durability invariant; in both cases nothing is written.
+        An event of a type outside :data:`KNOWN_EVENT_TYPES` needs ``ignorable=True``, which marks its envelope
+        ``"ignorable": true`` so that readers skip it rather than refuse the log. Raises
+        :class:`SessionDataError` for data that is not lossless JSON and :class:`InvalidEventError` for an event
+        that breaks its shape or a durability invariant, or of an unknown type not marked ignorable; in each case
+        nothing is written.
         """
         file = self._file
         if file is None:
@@ -522,6 +525,11 @@ class SessionLog:
             raise OSError(f"the session log {self.path} failed an earlier write and accepts no more events")
         if not _is_id(event_type):
             raise InvalidEventError("an event type must be a non-empty string")
+        if event_type not in KNOWN_EVENT_TYPES and not ignorable:
+            raise InvalidEventError(
+                f"event type {canonical_json(event_type)} is unknown to the log's readers: "
+                "append it with ignorable=True"
+            )
         try:
             frozen = snapshot_json(data)
         except NotLosslessJson:
@@ -530,7 +538,10 @@ class SessionLog:
         if problem is not None:
             raise InvalidEventError(problem)
         seq = self._seq + 1
-        line = canonical_json({"seq": seq, "type": event_type, "data": frozen}) + "\n"
+        envelope: dict[str, Any] = {"seq": seq, "type": event_type, "data": frozen}
+        if ignorable:
+            envelope["ignorable"] = True
+        line = canonical_json(envelope) + "\n"
         try:
             file.write(line.encode("utf-8"))
             file.flush()
