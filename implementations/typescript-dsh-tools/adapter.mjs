@@ -662,11 +662,26 @@ function mutability(node) {
   return 'scalar'
 }
 
-/** The keys of `node` as iterated: `[key, keyOrder(child)]` per own key of an object, one per array item. */
+/**
+ * The keys of `node` as iterated: `[key, keyOrder(child)]` per own key of an object, one per array item, `null`
+ * for a scalar; with an explicit stack, so a value of any depth is reported.
+ */
 function keyOrder(node) {
-  if (Array.isArray(node)) return node.map(keyOrder)
-  if (node !== null && typeof node === 'object') return Object.keys(node).map(key => [key, keyOrder(node[key])])
-  return null
+  const root = [null]
+  const pending = [[node, root, 0]]
+  while (pending.length > 0) {
+    const [current, parent, slot] = pending.pop()
+    if (Array.isArray(current)) {
+      const items = new Array(current.length).fill(null)
+      current.forEach((item, index) => pending.push([item, items, index]))
+      parent[slot] = items
+    } else if (current !== null && typeof current === 'object') {
+      const pairs = Object.keys(current).map(key => [key, null])
+      pairs.forEach(pair => pending.push([current[pair[0]], pair, 1]))
+      parent[slot] = pairs
+    }
+  }
+  return root[0]
 }
 
 /**
@@ -1015,7 +1030,7 @@ class ScenarioRun {
         }
       }
       case 'keys':
-        return (args, value) => [text(JSON.stringify({ arguments: keyOrder(args), value: keyOrder(value) }))]
+        return (args, value) => [text(writeJsonIteratively({ arguments: keyOrder(args), value: keyOrder(value) }))]
       default:
         throw new Error(`unknown renderer kind ${JSON.stringify(spec.kind)}`)
     }
