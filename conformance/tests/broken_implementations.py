@@ -2,12 +2,14 @@
 
 Each is the reference implementation (through its in-process adapter) with exactly one behaviour of the
 registry replaced, while a scenario runs, by a plausible mistake. :data:`BUGS` pairs each with the contract
-rule it violates; ``test_broken_implementations.py`` asserts that the kit fails every one of them on a
-scenario of that rule.
+rule it violates, and, where a scenario written by one of the principles of ``CONTRIBUTING.md`` ("The checklist
+for a new scenario") is what catches it, with that principle; ``test_broken_implementations.py`` asserts that the
+kit fails every one of them on a scenario of that rule, and that every principle has a bug of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
@@ -43,11 +45,13 @@ Registry = registry_module.Registry
 
 @dataclass(frozen=True)
 class Bug:
-    """One mistake: its name, the rule it violates, and how to make the reference commit it."""
+    """One mistake: its name, the rule it violates, how to make the reference commit it, and the checklist
+    principle (1-11) whose scenarios catch it, if one does."""
 
     name: str
     rule: str
     inject: Callable[[], contextlib.AbstractContextManager[Any]]
+    principle: int | None = None
 
 
 class Broken:
@@ -566,18 +570,74 @@ def _denial_reason_as_python_text() -> contextlib.AbstractContextManager[Any]:
     return mock.patch.object(Registry, "_denial", denial)
 
 
+def _drops_proto_keys(candidate: Any) -> Any:
+    """A copy made the way ``Object.assign`` or a spread into ``{}`` makes it: an own ``__proto__`` key is lost."""
+    if isinstance(candidate, dict):
+        return {key: _drops_proto_keys(item) for key, item in candidate.items() if key != "__proto__"}
+    if isinstance(candidate, list):
+        return [_drops_proto_keys(item) for item in candidate]
+    return candidate
+
+
+def _observers_stop_at_the_first_raise() -> contextlib.AbstractContextManager[Any]:
+    """The registry contains a raising observer but notifies none of the observers after it."""
+
+    def notify(self: Any, run: Any, result: Any) -> None:
+        for observer in list(self._observers):
+            try:
+                produced = observer(run, result)
+                if inspect.isawaitable(produced):
+                    future = asyncio.ensure_future(produced)
+                    self._pending_observers.add(future)
+                    future.add_done_callback(lambda done, run=run: self._observer_settled(run, done))
+            except Exception as thrown:
+                self._observer_failed(run, thrown)
+                return
+
+    return mock.patch.object(Registry, "_notify", notify)
+
+
+def _replay_ignores_seq() -> contextlib.AbstractContextManager[Any]:
+    """The reader takes every line's ``seq`` for the line number it should be: a repeated or lost line whose
+    neighbours still pair passes."""
+    original = session_module._parse_line
+
+    def parse_line(piece: bytes, line: int, invariants: Any) -> Any:
+        try:
+            envelope = json.loads(piece)
+        except ValueError:
+            return original(piece, line, invariants)
+        if isinstance(envelope, dict) and type(envelope.get("seq")) is int:
+            envelope["seq"] = line
+            piece = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return original(piece, line, invariants)
+
+    return mock.patch.object(session_module, "_parse_line", parse_line)
+
+
+def _recursive_key_order(node: Any) -> Any:
+    if isinstance(node, dict):
+        return [[key, _recursive_key_order(child)] for key, child in node.items()]
+    if isinstance(node, list):
+        return [_recursive_key_order(item) for item in node]
+    return None
+
+
 BUGS: tuple[Bug, ...] = (
     Bug(
-        "persists-the-value", "R-LOG-3", _wrap_module_function(session_module, "tool_result_data", _persists_the_value)
+        "persists-the-value",
+        "R-LOG-3",
+        _wrap_module_function(session_module, "tool_result_data", _persists_the_value),
+        principle=7,
     ),
     Bug("meta-for-nested-calls", "R-NEST-3", _wrap_create_success(_meta_for_nested_calls)),
     Bug("trusts-a-wrapper-authored-success", "R-WRAP-5", _trusts_wrapper_successes),
     Bug("shallow-freeze", "R-SNAP-6", _wrap_create_success(_shallow_freeze)),
     Bug("accepts-nan", "R-SNAP-2", _wrap_normalized_value(_nan_to_null)),
-    Bug("accepts-unsafe-integers", "R-SNAP-3", _wrap_normalized_value(_round_unsafe_integers)),
+    Bug("accepts-unsafe-integers", "R-SNAP-3", _wrap_normalized_value(_round_unsafe_integers), principle=1),
     Bug("content-replacement-drops-the-value", "R-POST-6", _wrap_post(_drops_the_value_on_content_replacement)),
     Bug("value-replacement-not-rerendered", "R-POST-4", _wrap_post(_keeps_stale_content_on_value_replacement)),
-    Bug("null-meta-dropped", "R-NORM-5", _wrap_create_success(_drops_null_meta)),
+    Bug("null-meta-dropped", "R-NORM-5", _wrap_create_success(_drops_null_meta), principle=8),
     Bug(
         "failure-content-without-error-prefix",
         "R-NORM-8",
@@ -630,26 +690,29 @@ BUGS: tuple[Bug, ...] = (
         "execution-mode-truthy",
         "R-REG-9",
         lambda: mock.patch.object(Registry, "execution_mode", _truthy_execution_mode),
+        principle=8,
     ),
-    Bug("fused-accepts-booleans-as-integers", "R-VAL-7", _fused_accepts_booleans_as_integers),
-    Bug("fused-shares-one-check-per-type", "R-VAL-3", _fused_shares_one_check_per_type),
+    Bug("fused-accepts-booleans-as-integers", "R-VAL-7", _fused_accepts_booleans_as_integers, principle=5),
+    Bug("fused-shares-one-check-per-type", "R-VAL-3", _fused_shares_one_check_per_type, principle=5),
     Bug("replay-refuses-nested-sub-calls", "R-REPLAY-2", _replay_refuses_nested_sub_calls),
     Bug(
         "deep-schema-engine-stops-at-200-levels",
         "R-VAL-5",
         _wrap_module_function(_schema_deep, "_collect", _deep_schema_engine_stops),
+        principle=5,
     ),
     Bug("recursive-snapshot", "R-ARGS-1", _wrap_module_function(registry_module, "snapshot_json", _recursive_snapshot)),
     Bug("renderer-handed-an-unfrozen-value", "R-NORM-1", _renders_an_unfrozen_value),
-    Bug("snapshot-keeps-insertion-order", "R-SNAP-4", _snapshot_keeps_insertion_order),
+    Bug("snapshot-keeps-insertion-order", "R-SNAP-4", _snapshot_keeps_insertion_order, principle=9),
     Bug("provenance-by-call-id", "R-TOK-1", _provenance_by_call_id),
     Bug("hook-disposer-keeps-the-hook", "R-REG-10", _hook_disposers_keep_the_hook),
     Bug(
         "replacement-signal-checked-only-at-entry",
         "R-WRAP-7",
         _wrap_module_function(registry_module, "fuse_signals", _replacement_checked_only_at_entry),
+        principle=3,
     ),
-    Bug("denial-reason-as-python-text", "R-PRE-8", _denial_reason_as_python_text),
+    Bug("denial-reason-as-python-text", "R-PRE-8", _denial_reason_as_python_text, principle=1),
     Bug(
         "approval-asked-without-the-tool-name",
         "R-PRE-9",
@@ -660,10 +723,21 @@ BUGS: tuple[Bug, ...] = (
         "empty-model-arguments-kept-as-text",
         "R-LOG-5",
         _wrap_module_function(session_module, "parse_model_arguments", _empty_model_arguments_kept_as_text),
+        principle=4,
     ),
     Bug(
         "step-signal-checked-only-between-calls",
         "R-LOG-5",
         _wrap_module_function(reference_adapter, "run_tool_calls", _step_signal_checked_only_between_calls),
+        principle=3,
+    ),
+    Bug("observers-stop-at-the-first-raise", "R-OBS-2", _observers_stop_at_the_first_raise, principle=2),
+    Bug("snapshot-drops-proto-keys", "R-SNAP-8", _wrap_normalized_value(_drops_proto_keys), principle=9),
+    Bug("replay-ignores-seq", "R-REPLAY-2", _replay_ignores_seq, principle=10),
+    Bug(
+        "keys-report-walked-recursively",
+        "R-SNAP-4",
+        lambda: mock.patch.object(reference_adapter, "_key_order", _recursive_key_order),
+        principle=11,
     ),
 )
