@@ -40,9 +40,9 @@ SIMPLE: Final[dict[str, str]] = {
     "json": rf"(?:null|true|false|{_NUMBER}|{_STRING}|\[[^\n]*?\]|\{{[^\n]*?\}})",
 }
 #: The placeholders that stand for the scenario's own text.
-OWN: Final = frozenset({"own", "mime"})
+OWN: Final = frozenset({"own", "mime", "printed"})
 #: The placeholders that stand for items of families: their separator (``None``: exactly one item) and whether
-#: a text of the scenario's own is an item too (and so is the empty text, which a text block's text may print as).
+#: a text block's text, printed (``<printed>``: the scenario's own text, a number, ..., or nothing), is an item too.
 LISTS: Final[dict[str, tuple[str | None, bool]]] = {
     "reason": (None, False),
     "image-reason": (None, False),
@@ -213,6 +213,9 @@ class Matcher:
         strings = sorted(set(own), key=lambda text: (-len(text), text))
         self.own_pattern = "(?:" + "|".join(re.escape(text) for text in strings) + ")" if strings else "(?!)"
         self.own = set(strings)
+        # String() of a value the scenario holds: its own string, a number, a word, an object, an array's items
+        printed = rf"(?:{self.own_pattern}|{_NUMBER}|null|true|false|undefined|\[object Object\])"
+        self.printed_pattern = rf"(?:{printed}?(?:,{printed}?)*)"
         self.whole = [template for template in catalogue.templates if not template.items_of]
         self.items: dict[str, list[Template]] = {name: [] for name in LISTS}
         for template in catalogue.templates:
@@ -223,16 +226,18 @@ class Matcher:
     def _simple(self, name: str) -> str:
         if name == "own":
             return self.own_pattern
+        if name == "printed":
+            return self.printed_pattern
         if name == "mime":
-            return f"(?:{self.own_pattern}|unknown media type)"
+            return f"(?:{self.printed_pattern}|unknown media type)"
         return SIMPLE[name]
 
     def _list(self, name: str) -> str:
         separator, with_own = LISTS[name]
         choices = [self.pattern(template.text)[0] for template in self.items[name]]
         if with_own:
-            choices.append(self.own_pattern)
-            choices.append("")  # a text block's text may print as nothing: empty, missing or null
+            # a text block's text as join prints it, nothing when it is empty, missing or null
+            choices.append(self.printed_pattern)
         item = "(?:" + "|".join(choices) + ")"
         return item if separator is None else f"{item}(?:{re.escape(separator)}{item})*"
 
@@ -292,7 +297,7 @@ class Matcher:
             used = self.explain(template, text)
             if used is not None:
                 return used
-        if LISTS[name][1] and (text in self.own or not text):
+        if LISTS[name][1] and _compiled(self.printed_pattern).fullmatch(text) is not None:
             return set()
         return None
 
