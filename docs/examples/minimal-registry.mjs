@@ -297,14 +297,14 @@ function violations(schema, value, path, out = []) {
     if (!isRecord(value)) return push(out, `${label(path)} must be an object`)
     const properties = schema.properties ?? {}
     for (const key of schema.required ?? []) {
-      if (!Object.hasOwn(value, key)) out.push(`missing required property ${label(propertyPath(path, key))}`)
+      if (!Object.hasOwn(value, key)) out.push(`missing required property "${propertyPath(path, key)}"`)
     }
     for (const key of Object.keys(properties)) {
       if (Object.hasOwn(value, key)) violations(properties[key], value[key], propertyPath(path, key), out)
     }
     if (schema.additionalProperties === false) {
       for (const key of Object.keys(value).filter(key => !Object.hasOwn(properties, key))) {
-        out.push(`${label(propertyPath(path, key))} is not a declared property (additionalProperties: false)`)
+        out.push(`"${propertyPath(path, key)}" is not a declared property (additionalProperties: false)`)
       }
     }
     return out

@@ -90,6 +90,19 @@ def test_keys_are_written_raw_in_paths() -> None:
     assert check(schema, {"": 1}, "") == ['"arguments" must be null']
 
 
+def test_a_missing_or_undeclared_empty_key_under_the_empty_root_is_written_empty() -> None:
+    """digest 1.27: a missing or undeclared property is named by its raw path, as the original's propertyPath
+    writes it, so an empty key under the arguments root is ``""``; a violation at that node reads ``arguments``."""
+    schema = {"type": "object", "properties": {"": {"type": "null"}}, "required": [""]}
+    assert check(schema, {}, "") == ['missing required property ""']
+    assert check(schema, {}) == ['missing required property "value."']
+    closed = {"type": "object", "properties": {"x": {"type": "object", "additionalProperties": False}}}
+    assert check(closed, {"x": {"": 1}}, "") == ['"x." is not a declared property (additionalProperties: false)']
+    assert check({"type": "object", "additionalProperties": False}, {"": 1}, "") == [
+        '"" is not a declared property (additionalProperties: false)'
+    ]
+
+
 # --- digest 1.26: per-type checks -----------------------------------------------------------------------
 
 TYPE_CASES: list[tuple[str, Any, str]] = [

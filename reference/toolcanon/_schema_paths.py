@@ -15,6 +15,7 @@ __all__ = [
     "must_be",
     "must_match_one_branch",
     "not_declared",
+    "property_path",
     "render_path",
     "schema_path_text",
 ]
@@ -23,7 +24,17 @@ ValuePath: TypeAlias = "str | tuple[ValuePath, str | int]"
 
 
 def render_path(path: ValuePath) -> str:
-    """Path text: ``parent.key`` (``key`` under the root ``""``), ``parent[i]``; ``""`` is ``arguments``."""
+    """The path of a violation at a node: its :func:`property_path`, where ``""`` (the arguments root, or an empty
+    key under it) is ``arguments``."""
+    return property_path(path) or "arguments"
+
+
+def property_path(path: ValuePath) -> str:
+    """Path text: ``parent.key`` (``key`` under the root ``""``), ``parent[i]``, written as it is, empty included.
+
+    A missing or undeclared property names its key by this text, as the original's ``propertyPath`` does, so an
+    empty key under the arguments root is ``""``; every violation at a node names it by :func:`render_path`.
+    """
     keys: list[str | int] = []
     while type(path) is tuple:
         path, key = path
@@ -37,7 +48,7 @@ def render_path(path: ValuePath) -> str:
             text = str(key)
         else:
             text = f"{text}.{key}"
-    return text or "arguments"
+    return text
 
 
 def must_be(path: ValuePath, what: str) -> str:
@@ -52,12 +63,12 @@ def must_match_one_branch(path: ValuePath, matched: int) -> str:
 
 def missing_required(path: ValuePath, key: str) -> str:
     """The violation for a required property that the object lacks (digest 1.27)."""
-    return f'missing required property "{render_path((path, key))}"'
+    return f'missing required property "{property_path((path, key))}"'
 
 
 def not_declared(path: ValuePath, key: str) -> str:
     """The violation for an undeclared key of a closed object (digest 1.27)."""
-    return f'"{render_path((path, key))}" is not a declared property (additionalProperties: false)'
+    return f'"{property_path((path, key))}" is not a declared property (additionalProperties: false)'
 
 
 SchemaPath: TypeAlias = "str | tuple[SchemaPath, str]"
