@@ -22,6 +22,15 @@ def test_finalize_applies_to_error_text() -> None:
     assert bounded == [{"type": "text", "text": "Error: " + "e" * 38 + "\n[output truncated]"}]
 
 
+def test_list_keeps_its_tail_over_the_cap() -> None:
+    """§17: ``terminal_list`` is bounded in render as a read page is, without metadata: the last sessions stay."""
+    sessions = [{"sessionId": f"pty-{n}", "type": "shell", "status": {"kind": "running"}} for n in range(10)]
+    text = "g\npty-8 [shell] running\npty-9 [shell] running\n[output truncated]"
+    assert render_native("terminal_list", sessions, config={"max_result_bytes": 64})[0]["text"] == text
+    assert render_native("terminal_list", sessions, config={"max_result_bytes": 64}, finalize=True)[0]["text"] == text
+    assert "pty-0" in render_native("terminal_list", sessions)[0]["text"]
+
+
 def test_finalize_leaves_multi_block_content() -> None:
     """§17: only a content of exactly one text block is re-bounded."""
     content = [{"type": "text", "text": "a" * 100}, {"type": "text", "text": "b"}]

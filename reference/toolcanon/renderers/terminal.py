@@ -161,7 +161,8 @@ def _render_list(args: Any, value: Any, max_bytes: int) -> str:
         name = f" ({session['name']})" if session.get("name") else ""
         pid = f" pid={js_string(session['pid'])}" if "pid" in session else ""
         lines.append(f"{session['sessionId']}{name} [{session['type']}] {status_text(session['status'])}{pid}")
-    return "\n".join(lines)
+    # bounded like a read page with no metadata line: the earliest sessions are dropped first
+    return _fit_tail("\n".join(lines), "", False, max_bytes)
 
 
 _RENDERERS: Final[dict[str, Callable[[Any, Any, int], str]]] = {
