@@ -118,7 +118,7 @@ def status_text(status: Any) -> str:
 
 
 def _render_open(args: Any, value: Any, max_bytes: int) -> str:
-    name = f" ({value['name']})" if value.get("name") else ""
+    name = f" ({value['name']})" if "name" in value else ""
     prefix = f"started terminal session {value['sessionId']}{name} [type: {value['type']}]\n"
     motd: str = value["motd"]
     full = prefix + (motd or "(no startup output)")
@@ -158,7 +158,7 @@ def _render_list(args: Any, value: Any, max_bytes: int) -> str:
         return "(no terminal sessions)"
     lines = []
     for session in value:
-        name = f" ({session['name']})" if session.get("name") else ""
+        name = f" ({session['name']})" if "name" in session else ""
         pid = f" pid={js_string(session['pid'])}" if "pid" in session else ""
         lines.append(f"{session['sessionId']}{name} [{session['type']}] {status_text(session['status'])}{pid}")
     # bounded like a read page with no metadata line: the earliest sessions are dropped first
