@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
 
 from toolcanon.definition import Output
 from toolcanon.renderers._blocks import TextContent, text_content
 from toolcanon.renderers._dsl import Node, array, const, integer, null, obj, one_of, optional, required, string
 from toolcanon.renderers._ecma import js_string, utf16_length, utf16_slice
+from toolcanon.renderers._file_url import FileUrl, file_url, posix_file_path
 
 __all__ = [
     "DEFAULT_MAX_LOCATIONS",
@@ -43,32 +43,55 @@ LSP_SCHEMA: Final[Node] = one_of(
 )
 
 
-def _file_path(uri: str) -> str | None:
-    if not uri.lower().startswith("file:"):
-        return None
-    parts = urlsplit(uri)
-    if parts.netloc not in ("", "localhost"):
-        return None
-    return unquote(parts.path) or "/"
+def _normalized(path: str) -> list[str]:
+    """The segments of an absolute path as ``path.posix.resolve`` leaves it (no ``.``, ``..`` or empty ones)."""
+    segments: list[str] = []
+    for segment in path.split("/"):
+        if segment == "..":
+            segments[-1:] = []
+        elif segment not in ("", "."):
+            segments.append(segment)
+    return segments
+
+
+def _posix_relative(start: str, target: str) -> str:
+    """``path.posix.relative(start, target)`` of two absolute paths."""
+    if start == target:
+        return ""
+    origin, destination = _normalized(start), _normalized(target)
+    common = 0
+    while common < min(len(origin), len(destination)) and origin[common] == destination[common]:
+        common += 1
+    return "/".join([".."] * (len(origin) - common) + destination[common:])
+
+
+def _path_of(url: FileUrl) -> str | None:
+    path = posix_file_path(url)
+    return None if path is None or "\0" in path else path
 
 
 def render_uri(uri: str, workspace_uri: str) -> str:
     """A ``file:`` URI as a workspace-relative path (``.`` for the root) or an absolute one; others verbatim.
 
-    POSIX paths only: Windows drive letters, UNC hosts and ``%5C`` are not given Node's treatment.
+    As the original's ``renderUri``: both URIs parsed as ``new URL`` parses them, decoded by Node's
+    ``fileURLToPath``, compared with ``path.posix.relative``; a URI either step refuses stays verbatim. A workspace
+    with a host or a drive letter puts the original in its Windows world (win32 paths, UNC hosts, drive letters
+    compared without case), which is not ported: the POSIX rules apply there too.
     """
-    path = _file_path(uri)
-    if path is None:
+    if not uri.startswith("file:"):
         return uri
-    workspace = _file_path(workspace_uri)
-    if workspace is None:
-        return path
-    root = workspace.rstrip("/")
-    if path.rstrip("/") == root:
+    target, workspace = file_url(uri), file_url(workspace_uri)
+    if target is None or workspace is None:
+        return uri
+    workspace_path, target_path = _path_of(workspace), _path_of(target)
+    if workspace_path is None or target_path is None:
+        return uri
+    relative = _posix_relative(workspace_path, target_path)
+    if relative == "":
         return "."
-    if path.startswith(root + "/"):
-        return path[len(root) + 1 :]
-    return path
+    if relative == ".." or relative.startswith("../"):
+        return target_path
+    return relative
 
 
 def cap_result(text: str, label: str, max_chars: int) -> str:
