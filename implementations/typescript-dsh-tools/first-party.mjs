@@ -8,11 +8,19 @@
 //   firstPartyRenderer(family, options?)   -> (args, value) => ContentBlock[]   | undefined
 //   firstPartyFinalizer(family, options?)  -> (args, value, content) => ContentBlock[] | undefined
 //   firstPartyDefinition(family, options?) -> the registered ToolDefinition     | undefined
+//   firstPartyRelease(family)              -> {name, version} of the package whose tool it is | undefined
 //   FIRST_PARTY_FAMILIES                   -> the families this module can construct
+//
+// Every tool comes from its 0.1.0-rc.8 package but `terminal_*` and `lsp`, whose packages have no 0.1.0-rc.8
+// release: they come from the releases that are published, `@deepseek-ai/dsh-tool-terminal` 0.0.1-rc.5 and
+// `@deepseek-ai/dsh-tool-lsp` 0.0.1-rc.1, registered in the same 0.1.0-rc.8 runtime as every other family
+// (package.json's `overrides` give them its peers; README.md, "Older releases").
 //
 // `options` uses the reference's option names (`max_results`, `max_chars`, ...; docs/renderers.md); each is
 // mapped to the plugin's own config key. An option a family does not take throws a TypeError, and a value the
 // plugin's Config refuses throws the plugin's own error.
+
+import { createRequire } from 'node:module'
 
 import { Context } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
@@ -49,14 +57,14 @@ function jobsService(outputLimitBytes) {
 }
 
 const fs = (tool) => ({
-  load: () => import('@deepseek-ai/dsh-tool-fs'),
+  package: '@deepseek-ai/dsh-tool-fs',
   tool,
   config: (family, options) => configFrom(family, options, { read_limit: 'readLimit' }),
   services: () => ({ fs: standIn(), attachments: standIn() }),
 })
 
 const search = (tool) => ({
-  load: () => import('@deepseek-ai/dsh-tool-fs-search'),
+  package: '@deepseek-ai/dsh-tool-fs-search',
   tool,
   config: (family, options) =>
     configFrom(
@@ -74,13 +82,23 @@ const search = (tool) => ({
 })
 
 const jobs = (tool) => ({
-  load: () => import('@deepseek-ai/dsh-tool-jobs'),
+  package: '@deepseek-ai/dsh-tool-jobs',
   tool,
   config: (family, options) => {
     configFrom(family, options, { output_limit_bytes: 'outputLimitBytes' })
     return {}
   },
   services: (options) => ({ jobs: jobsService(options.output_limit_bytes ?? undefined) }),
+})
+
+const TERMINAL_TOOLS = ['terminal_open', 'terminal_send', 'terminal_read', 'terminal_signal', 'terminal_close', 'terminal_list']
+
+// One plugin registers the six terminal tools; `terminals` is the PTY service they only call when they execute.
+const terminal = (tool) => ({
+  package: '@deepseek-ai/dsh-tool-terminal',
+  tool,
+  config: (family, options) => configFrom(family, options, { max_result_bytes: 'maxResultBytes' }),
+  services: () => ({ terminals: standIn() }),
 })
 
 const SOURCES = {
@@ -91,7 +109,7 @@ const SOURCES = {
   glob: search('glob'),
   grep: search('grep'),
   bash: {
-    load: () => import('@deepseek-ai/dsh-tool-bash'),
+    package: '@deepseek-ai/dsh-tool-bash',
     tool: 'bash',
     config: (family, options) => {
       configFrom(family, options, { escalation_available: 'escalationAvailable' })
@@ -105,45 +123,46 @@ const SOURCES = {
     }),
   },
   todo_write: {
-    load: () => import('@deepseek-ai/dsh-tool-todo'),
+    package: '@deepseek-ai/dsh-tool-todo',
     tool: 'todo_write',
     config: (family, options) => configFrom(family, options, {}, { allowParallelInProgress: false }),
     services: () => ({}),
   },
   ask_user_question: {
-    load: () => import('@deepseek-ai/dsh-tool-ask-user'),
+    package: '@deepseek-ai/dsh-tool-ask-user',
     tool: 'ask_user_question',
     config: (family, options) => configFrom(family, options, {}),
     services: () => ({ userQuestions: standIn() }),
   },
   exit_plan_mode: {
-    load: () => import('@deepseek-ai/dsh-plan-mode'),
+    package: '@deepseek-ai/dsh-plan-mode',
     tool: 'exit_plan_mode',
     config: (family, options) => configFrom(family, options, {}, { section: 'Plan mode.' }),
     services: () => ({}),
   },
   run_code: {
     // The Code Mode transport belongs to the registry itself: a registry presenting in `code` mode shows it.
-    load: async () => ({ registryOnly: true }),
+    package: '@deepseek-ai/dsh-tools',
+    registryOnly: true,
     tool: 'run_code',
     registry: { mode: 'code' },
     config: (family, options) => configFrom(family, options, {}),
     services: () => ({}),
   },
   skill: {
-    load: () => import('@deepseek-ai/dsh-tool-skill'),
+    package: '@deepseek-ai/dsh-tool-skill',
     tool: 'skill',
     config: (family, options) => configFrom(family, options, {}),
     services: () => ({ agents: standIn(), skills: standIn() }),
   },
   web_search: {
-    load: () => import('@deepseek-ai/dsh-tool-web'),
+    package: '@deepseek-ai/dsh-tool-web',
     tool: 'web_search',
     config: (family, options) => configFrom(family, options, {}),
     services: () => ({ web: standIn() }),
   },
   web_fetch: {
-    load: () => import('@deepseek-ai/dsh-tool-web'),
+    package: '@deepseek-ai/dsh-tool-web',
     tool: 'web_fetch',
     config: (family, options) => configFrom(family, options, { max_chars: 'fetchMaxOutputChars' }),
     services: () => ({ web: standIn() }),
@@ -152,7 +171,7 @@ const SOURCES = {
   job_list: jobs('job_list'),
   job_kill: jobs('job_kill'),
   subagent: {
-    load: () => import('@deepseek-ai/dsh-tool-subagent'),
+    package: '@deepseek-ai/dsh-tool-subagent',
     tool: 'subagent',
     config: (family, options) => configFrom(family, options, {}, { provider: 'in-process', maxDepth: 'provider-managed' }),
     services: () => ({
@@ -161,14 +180,22 @@ const SOURCES = {
       }),
     }),
   },
+  ...Object.fromEntries(TERMINAL_TOOLS.map((tool) => [tool, terminal(tool)])),
+  lsp: {
+    package: '@deepseek-ai/dsh-tool-lsp',
+    tool: 'lsp',
+    config: (family, options) =>
+      configFrom(family, options, { max_locations: 'maxLocations', max_result_chars: 'maxResultChars' }),
+    services: () => ({ lsp: standIn() }),
+  },
   workflow: {
-    load: () => import('@deepseek-ai/dsh-tool-workflow'),
+    package: '@deepseek-ai/dsh-tool-workflow',
     tool: 'workflow',
     config: (family, options) => configFrom(family, options, { max_result_chars: 'maxResultChars' }),
     services: () => ({ workflowEngine: standIn() }),
   },
   ralph: {
-    load: () => import('@deepseek-ai/dsh-tool-ralph'),
+    package: '@deepseek-ai/dsh-tool-ralph',
     tool: 'ralph',
     config: (family, options) => configFrom(family, options, { max_result_chars: 'maxResultChars' }),
     services: () => ({ workflowEngine: standIn(), subagents: standIn() }),
@@ -178,20 +205,22 @@ const SOURCES = {
 /** The families whose original tool this module constructs. */
 export const FIRST_PARTY_FAMILIES = Object.freeze(Object.keys(SOURCES))
 
-/**
- * Why a family is not constructible: its original package has no release at the pinned version, or the tool
- * lives in a package the original does not publish.
- */
+/** Why a family is not constructible: the tool lives in a package the original does not publish. */
 export const NOT_CONSTRUCTIBLE = Object.freeze({
-  lsp: '@deepseek-ai/dsh-tool-lsp has no 0.1.0-rc.8 release',
-  terminal_open: '@deepseek-ai/dsh-tool-terminal has no 0.1.0-rc.8 release',
-  terminal_send: '@deepseek-ai/dsh-tool-terminal has no 0.1.0-rc.8 release',
-  terminal_read: '@deepseek-ai/dsh-tool-terminal has no 0.1.0-rc.8 release',
-  terminal_signal: '@deepseek-ai/dsh-tool-terminal has no 0.1.0-rc.8 release',
-  terminal_close: '@deepseek-ai/dsh-tool-terminal has no 0.1.0-rc.8 release',
-  terminal_list: '@deepseek-ai/dsh-tool-terminal has no 0.1.0-rc.8 release',
   structured_output: 'structured_output is registered by the in-process subagent driver, which is not published',
 })
+
+const require = createRequire(import.meta.url)
+
+/**
+ * The release that judges `family`: `{name, version}` of the installed package whose plugin registers its tool
+ * (`@deepseek-ai/dsh-tools` itself for `run_code`), or undefined for a family this module cannot construct.
+ */
+export function firstPartyRelease(family) {
+  if (!Object.hasOwn(SOURCES, family)) return undefined
+  const { name, version } = require(`${SOURCES[family].package}/package.json`)
+  return Object.freeze({ name, version })
+}
 
 const mounted = new Map()
 
@@ -203,12 +232,12 @@ async function mount(family, options) {
       key,
       (async () => {
         const config = source.config(family, options)
-        const plugin = await source.load()
+        const plugin = source.registryOnly ? undefined : await import(source.package)
         const ctx = new Context()
         await ctx.plugin(SystemPrompt)
         await ctx.plugin(ToolRuntime, source.registry ?? {})
         for (const [name, service] of Object.entries(source.services(options))) ctx.provide(name, service)
-        if (!plugin.registryOnly) {
+        if (plugin !== undefined) {
           // A plugin's own Config (schemastery) resolves defaults and refuses bad values, as a deployment's loader does.
           const resolved = plugin.Config === undefined ? config : plugin.Config(config)
           await ctx.plugin(plugin.default ?? plugin, resolved)

@@ -8,8 +8,10 @@
 // for a case with "finalize": true, passed through the tool's finalizeContent. The golden of the result is the
 // UTF-8 text of a lone well-formed text block, otherwise the compact JSON of the content (docs/renderers.md).
 //
-// Per family it prints the cases, how many are identical, different and not constructible, and the first
-// difference of each differing case. It exits 1 when a case differs and renderer-baseline.json does not list
+// Per family it prints the release that judged it (the package whose plugin registers the tool, and its version:
+// 0.1.0-rc.8 but for terminal_* and lsp, judged by older releases; first-party.mjs), the cases, how many are
+// identical, different and not constructible, and the first difference of each differing case; then the same
+// counts by release. It exits 1 when a case differs and renderer-baseline.json does not list
 // it with a reason, or when a listed case no longer differs (a stale entry); 2 when it cannot run at all.
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -35,7 +37,7 @@ if (!existsSync(join(HERE, 'node_modules', '@deepseek-ai', 'dsh-tools'))) {
   fail(`the original's packages are not installed: run \`npm ci\` in ${HERE}`)
 }
 
-const { firstPartyDefinition, firstPartyFinalizer, NOT_CONSTRUCTIBLE } = await import('./first-party.mjs')
+const { firstPartyDefinition, firstPartyFinalizer, firstPartyRelease, NOT_CONSTRUCTIBLE } = await import('./first-party.mjs')
 const { validateJsonSchemaValue } = await import('@deepseek-ai/dsh-tools')
 
 function parseArguments(argv) {
@@ -213,24 +215,61 @@ if (options.family === undefined) {
   for (const id of Object.keys(baseline)) if (!seen.has(id)) problems.push(`${id}: stale baseline entry (no such case)`)
 }
 
-const totals = { cases: 0, identical: 0, different: 0, notConstructible: 0 }
-console.log('family               cases  identical  different  not constructible')
-for (const [family, tally] of families) {
-  for (const key of Object.keys(totals)) totals[key] += tally[key]
-  const reason = tally.notConstructible > 0 && NOT_CONSTRUCTIBLE[family] !== undefined ? `  (${NOT_CONSTRUCTIBLE[family]})` : ''
-  console.log(
-    `${family.padEnd(20)} ${String(tally.cases).padStart(5)}  ${String(tally.identical).padStart(9)}  ` +
-      `${String(tally.different).padStart(9)}  ${String(tally.notConstructible).padStart(17)}${reason}`,
+const COUNTS = ['cases', 'identical', 'different', 'notConstructible']
+const FAMILY_WIDTH = 20
+const RELEASE_WIDTH = 32
+
+function row(label, tally, reason = '') {
+  return (
+    `${label} ${String(tally.cases).padStart(5)}  ${String(tally.identical).padStart(9)}  ` +
+    `${String(tally.different).padStart(9)}  ${String(tally.notConstructible).padStart(17)}${reason}`
   )
+}
+
+/** Release versions newest first (numeric parts compared as numbers), the unpublished last. */
+function newestFirst(a, b) {
+  if (a === undefined || b === undefined) return (a === undefined) - (b === undefined)
+  const parts = (version) => version.split(/[.-]/).map((part) => (/^\d+$/.test(part) ? Number(part) : part))
+  const [left, right] = [parts(a), parts(b)]
+  for (let index = 0; index < Math.max(left.length, right.length); index += 1) {
+    if (left[index] !== right[index]) return (left[index] ?? '') < (right[index] ?? '') ? 1 : -1
+  }
+  return 0
+}
+
+const totals = { cases: 0, identical: 0, different: 0, notConstructible: 0 }
+const releases = new Map()
+console.log(
+  `${'family'.padEnd(FAMILY_WIDTH)} ${'judged by (@deepseek-ai/…)'.padEnd(RELEASE_WIDTH)} ` +
+    'cases  identical  different  not constructible',
+)
+for (const [family, tally] of families) {
+  const release = firstPartyRelease(family)
+  const judge = release === undefined ? '(not published)' : `${release.name.replace(/^@deepseek-ai\//, '')} ${release.version}`
+  const byRelease = releases.get(release?.version) ?? { packages: new Set(), families: [], cases: 0, identical: 0, different: 0, notConstructible: 0 }
+  releases.set(release?.version, byRelease)
+  if (release !== undefined) byRelease.packages.add(release.name)
+  byRelease.families.push(family)
+  for (const key of COUNTS) {
+    totals[key] += tally[key]
+    byRelease[key] += tally[key]
+  }
+  const reason = tally.notConstructible > 0 && NOT_CONSTRUCTIBLE[family] !== undefined ? `  (${NOT_CONSTRUCTIBLE[family]})` : ''
+  console.log(row(`${family.padEnd(FAMILY_WIDTH)} ${judge.padEnd(RELEASE_WIDTH)}`, tally, reason))
   for (const line of tally.lines) console.log(line)
 }
-console.log(
-  `${'total'.padEnd(20)} ${String(totals.cases).padStart(5)}  ${String(totals.identical).padStart(9)}  ` +
-    `${String(totals.different).padStart(9)}  ${String(totals.notConstructible).padStart(17)}`,
-)
+console.log(row('total'.padEnd(FAMILY_WIDTH + 1 + RELEASE_WIDTH), totals))
+
+console.log(`\n${'release'.padEnd(16)} families  cases  identical  different  not constructible  packages`)
+for (const [version, tally] of [...releases].sort(([a], [b]) => newestFirst(a, b))) {
+  const packages = [...tally.packages].map((name) => name.replace(/^@deepseek-ai\//, '')).sort()
+  // An unpublished family has no package to name: its families are named instead.
+  const shown = packages.length === 0 ? tally.families.join(', ') : packages.length > 2 ? `${packages.length} packages` : packages.join(', ')
+  console.log(`${row(`${(version ?? '(not published)').padEnd(16)} ${String(tally.families.length).padStart(8)}`, tally)}  ${shown}`)
+}
 if (problems.length > 0) {
   console.log(`\n${problems.length} problem(s):`)
   for (const problem of problems) console.log(`  ${problem}`)
   process.exit(1)
 }
-console.log('\nevery difference is a known deviation')
+console.log(totals.different === 0 ? '\nno case differs' : '\nevery difference is a known deviation')
