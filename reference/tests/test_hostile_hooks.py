@@ -376,7 +376,7 @@ WRAPPER_RESULTS = [
     pytest.param(lambda nxt: authored_failure(ToolError("m", ErrorInfo(1, [2]))), NOT_JSON, id="info-not-strings"),  # type: ignore[arg-type]
     pytest.param(lambda nxt: authored_failure(ToolError("m", {"name": "N", "code": "C"})), NOT_JSON, id="info-a-dict"),  # type: ignore[arg-type]
     pytest.param(lambda nxt: authored_failure(ToolError("m", Explosive())), NOT_JSON, id="info-explosive"),  # type: ignore[arg-type]
-    pytest.param(lambda nxt: authored_failure(ToolError(5)), NOT_JSON, id="message-a-number"),  # type: ignore[arg-type]
+    pytest.param(lambda nxt: authored_failure(ToolError(float("nan"))), NOT_JSON, id="message-nan"),
     pytest.param(lambda nxt: authored_failure(ToolError(Explosive())), NOT_JSON, id="message-explosive"),  # type: ignore[arg-type]
     pytest.param(lambda nxt: authored_failure("not an error"), NOT_JSON, id="error-a-string"),
     pytest.param(lambda nxt: authored_failure(Explosive()), NOT_JSON, id="error-explosive"),
@@ -399,6 +399,21 @@ def test_a_wrapper_returning_a_foreign_or_broken_result(returned: Callable[[Any]
 
     registry.on_execute(wrapper)
     failed(call(registry, "t"), expected)
+
+
+@pytest.mark.parametrize("message", [5, None, [1, {"a": None}]], ids=["number", "null", "array"])
+def test_a_wrapper_failure_whose_message_is_other_json_is_kept_as_it_is(message: Any) -> None:
+    """digest 5.3: the registry does not check that a wrapper-authored failure's message is a string; one that is
+    lossless JSON is kept, frozen, with the content the wrapper gave (a denial's non-string reason reused)."""
+    registry = registry_with_t()
+    registry.on_execute(lambda run, nxt: authored_failure(ToolError(message, ErrorInfo("N", "C"))))
+    result = call(registry, "t")
+    assert type(result) is ToolFailure and type(result.error) is ToolError
+    assert plain(result.error.message) == message and result.error.info == ErrorInfo("N", "C")
+    assert plain(result.content) == [{"type": "text", "text": "authored"}]
+    if isinstance(message, list):
+        with pytest.raises(TypeError):
+            result.error.message.append(2)
 
 
 def test_a_success_subclass_is_read_through_its_fields() -> None:

@@ -61,6 +61,16 @@ def test_an_error_of_exact_types_is_its_own_plain_copy() -> None:
     assert plain_error(bare) is bare
 
 
+def test_a_message_that_is_other_lossless_json_is_kept_frozen() -> None:
+    """digest 5.3: a failure's message is not checked to be a string; a JSON scalar is kept as the very object,
+    a container as its frozen snapshot."""
+    number = ToolError(5)
+    assert plain_error(number) is number
+    copied = plain_error(ToolError([1, {"a": None}], ErrorInfo("E", "C")))
+    assert copied is not None and copied.info == ErrorInfo("E", "C")
+    assert copied.message == [1, {"a": None}] and type(copied.message) is not list
+
+
 class Text(str):
     pass
 
@@ -87,10 +97,11 @@ def test_an_error_info_of_foreign_types_is_copied_to_exact_ones(info: ErrorInfo)
         ToolError("m", ErrorInfo("E", 5)),  # type: ignore[arg-type]
         ToolError("m", ErrorInfo(5, "C")),  # type: ignore[arg-type]
         ToolError("m", "E"),  # type: ignore[arg-type]
-        ToolError(5),
+        ToolError(float("nan")),
+        ToolError(object()),
         "m",
     ],
-    ids=["code-not-a-string", "name-not-a-string", "info-not-an-error-info", "message-not-a-string", "not-an-error"],
+    ids=["code-not-a-string", "name-not-a-string", "info-not-an-error-info", "message-nan", "message-an-object", "not-an-error"],
 )
 def test_an_error_that_cannot_be_plain_has_no_plain_copy(error: object) -> None:
     assert plain_error(error) is None

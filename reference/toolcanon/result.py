@@ -9,7 +9,7 @@ from typing import Any, Final, Literal, NoReturn, TypeAlias
 
 from toolcanon.content import error_content
 from toolcanon.errors import ABORTED_BEFORE_DISPATCH, error_info, error_message
-from toolcanon.jsonvalue import JsonValue, plain_str
+from toolcanon.jsonvalue import JsonValue, NotLosslessJson, plain_str, snapshot_json
 
 __all__ = [
     "ABSENT",
@@ -80,7 +80,8 @@ class ErrorInfo:
 class ToolError:
     """A failure's error: the message (always) and the info (``None`` for non-Harness errors).
 
-    The message is a string, except for a denial whose reason is another JSON value: that frozen value.
+    The message is a string, except for a denial whose reason is another JSON value, or a failure authored with
+    one (kept as it is, digest 5.3): that frozen value.
     """
 
     message: JsonValue
@@ -184,16 +185,21 @@ def failure_fields(result: ToolFailure) -> tuple[Any, Any, Any, Any]:
 def plain_error(error: object) -> ToolError | None:
     """``error`` as a :class:`ToolError` of exact types, or ``None`` when it cannot be one.
 
-    The message must be a string; the info, when present, an :class:`ErrorInfo` whose name and code are strings
-    (string subclasses are copied to ``str``). ``error`` itself is returned when it already is that.
+    The message is a string or, since a failure's message is kept as it is (digest 5.3: the original checks no
+    wrapper-authored message), any other lossless JSON value, held as its frozen snapshot; the info, when
+    present, an :class:`ErrorInfo` whose name and code are strings (string subclasses are copied to ``str``).
+    ``error`` itself is returned when it already is that.
     """
     kind = type(error)
     if not issubclass(kind, ToolError):
         return None
     raw_message, raw_info = _ERROR_MESSAGE(error), _ERROR_INFO(error)
-    message = plain_str(raw_message)
+    message: JsonValue = plain_str(raw_message)
     if message is None:
-        return None
+        try:
+            message = snapshot_json(raw_message)
+        except NotLosslessJson:
+            return None
     info = raw_info
     if raw_info is not None:
         if not issubclass(type(raw_info), ErrorInfo):
