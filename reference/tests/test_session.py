@@ -613,7 +613,7 @@ def test_a_complete_json_without_its_newline_is_still_torn(tmp_path: Path) -> No
         (b'{"seq":2,"type":"x"}', 'an event needs "data"'),
         (b'{"seq":2,"type":"x","data":{"a":NaN}}', "not valid JSON"),
         (b'{"seq":2,"type":"x","data":{"a":1e400}}', "not lossless JSON"),
-        (b'{"seq":2,"type":"tool/call","data":{"turn":1,"step":1,"callId":"c","name":"t","arguments":{}}}', "raw"),
+        (b'{"seq":2,"type":"tool/call","data":{"turn":1,"step":1,"name":"t","arguments":"{}"}}', "callId"),
     ],
 )
 def test_malformed_line_is_a_typed_error_naming_the_line(tmp_path: Path, bad: bytes, reason: str) -> None:
@@ -627,6 +627,38 @@ def test_malformed_line_is_a_typed_error_naming_the_line(tmp_path: Path, bad: by
     assert (error.line, error.offset) == (2, len(lines[0]))
     assert reason in error.reason
     assert str(error) == f"{path}: line 2 (byte offset {len(lines[0])}): {error.reason}"
+
+
+_UNCHECKED_ON_REPLAY = [
+    b'{"seq":1,"type":"tool/call","data":{"turn":"1","step":1.5,"callId":"r","name":5,"arguments":{}}}',
+    b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"r","parentCallId":"r","subCallId":"r:1"}}',
+    b'{"seq":3,"type":"tool/code-dispatch","data":{"rootCallId":"r","parentCallId":"r","subCallId":"r:1",'
+    b'"name":null,"arguments":1,"isError":"no"}}',
+    b'{"seq":4,"type":"tool/result","data":{"turn":"1","step":1.5,"message":{"source":{"kind":"tool","callId":"r"},'
+    b'"content":[],"role":"user","id":"m"}}}',
+]
+
+
+def test_replay_reads_only_what_its_messages_and_invariants_need(tmp_path: Path) -> None:
+    """As the original's load, which validates only what replaying a message needs: a tool/call's turn, step,
+    name and arguments and a code-dispatch event's name, arguments, isError and content are not checked; the
+    turn and step still pair a tool/result with its call, compared as JSON values. The writer refuses them."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(_UNCHECKED_ON_REPLAY) + b"\n")
+    replayed = replay(path)
+    assert [event.type for event in replayed.events] == ["tool/call", "tool/code-dispatch-start",
+                                                          "tool/code-dispatch", "tool/result"]  # fmt: skip
+    assert [plain(message)["id"] for message in replayed.messages] == ["m"]
+    other_step = _UNCHECKED_ON_REPLAY[3].replace(b'"turn":"1"', b'"turn":1')
+    path.write_bytes(_UNCHECKED_ON_REPLAY[0] + b"\n" + other_step.replace(b'"seq":4', b'"seq":2') + b"\n")
+    with pytest.raises(MalformedLogError, match="no prior"):
+        replay(path)
+    with SessionLog.open(tmp_path / "w.jsonl") as log:
+        with pytest.raises(InvalidEventError, match="integer turn and step"):
+            log.append("tool/call", {"turn": "1", "step": 1, "callId": "r", "name": "t", "arguments": "{}"})
+        log.append("tool/call", {"turn": 1, "step": 1, "callId": "r", "name": "t", "arguments": "{}"})
+        with pytest.raises(InvalidEventError, match="needs a name and arguments"):
+            log.append("tool/code-dispatch-start", {"rootCallId": "r", "parentCallId": "r", "subCallId": "r:1"})
 
 
 def test_an_event_of_an_unknown_type_is_refused_unless_marked_ignorable(tmp_path: Path) -> None:
@@ -908,19 +940,19 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
     [
         (
             b'{"seq":2,"type":"tool/call","data":{"turn":1,"step":1,"callId":"","name":"t","arguments":"{}"}}',
-            '"tool/call" needs a non-empty callId and a name',
+            '"tool/call" needs a non-empty callId',
         ),
         (
             b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"r","parentCallId":"r",'
-            b'"subCallId":"s","name":"t"}}',
-            '"tool/code-dispatch-start" needs a name and arguments',
+            b'"subCallId":"","name":"t","arguments":{}}}',
+            '"tool/code-dispatch-start" needs a non-empty subCallId',
         ),
         (
             b'{"seq":2,"type":"x","data":{"a":' + b"[" * _DEEP + b"?" + b"]" * _DEEP + b"}}",
             f"not valid JSON (unexpected character at {32 + _DEEP})",
         ),
     ],
-    ids=["call-without-id", "dispatch-without-arguments", "deep-line-unexpected-character"],
+    ids=["call-without-id", "dispatch-without-sub-call-id", "deep-line-unexpected-character"],
 )
 def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes, reason: str) -> None:
     path = tmp_path / "s.jsonl"

@@ -196,18 +196,56 @@ def _shape_problem(event_type: str, data: Any) -> str | None:
     return None
 
 
+def _replay_shape_problem(event_type: str, data: Any) -> str | None:
+    """Why a line's ``data`` cannot be replayed: only what deriving the messages and the invariants read.
+
+    The writer refuses every event :func:`_shape_problem` refuses; a reader checks less, as the original's load
+    validates "only the event-specific invariants needed to safely replay a message"
+    (``packages/core/session/src/index.ts``): a ``tool/call``'s turn, step, name and arguments and a
+    code-dispatch event's name, arguments, ``isError`` and content are not read by replay, nor a
+    ``tool/result``'s turn and step but as the step that pairs it with its call (any JSON value).
+    """
+    if not isinstance(data, dict):
+        return f'"{event_type}" data must be an object'
+    if event_type == TOOL_CALL:
+        if not _is_id(data.get("callId")):
+            return '"tool/call" needs a non-empty callId'
+    elif event_type == TOOL_RESULT:
+        message = data.get("message")
+        source = message.get("source") if isinstance(message, dict) else None
+        if not isinstance(source, dict) or not _is_id(source.get("callId")):
+            return '"tool/result" message must be an object whose source names a callId'
+        error = data.get("error", ABSENT)
+        if error is not ABSENT and not (
+            isinstance(error, dict) and type(error.get("name")) is str and type(error.get("code")) is str
+        ):
+            return '"tool/result" error must be {name, code}'
+    elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
+        for key in ("rootCallId", "parentCallId", "subCallId"):
+            if not _is_id(data.get(key)):
+                return f'"{event_type}" needs a non-empty {key}'
+    return None
+
+
+def _step_of(data: Any) -> tuple[str, str]:
+    """The turn and step an event names, as JSON text: a read line's may be any JSON value, or absent."""
+    turn = canonical_json(data["turn"]) if "turn" in data else ""
+    step = canonical_json(data["step"]) if "step" in data else ""
+    return turn, step
+
+
 class _Invariants:
     """The durability invariants a log keeps (digest 9.7), checked on append and again on replay."""
 
     __slots__ = ("_called", "_open_calls", "_sub_roots")
 
     def __init__(self) -> None:
-        self._called: set[tuple[int, int, str]] = set()
+        self._called: set[tuple[tuple[str, str], str]] = set()
         self._open_calls: set[str] = set()
         self._sub_roots: dict[str, str] = {}
 
-    def problem(self, event_type: str, data: Any) -> str | None:
-        shape = _shape_problem(event_type, data)
+    def problem(self, event_type: str, data: Any, *, replaying: bool = False) -> str | None:
+        shape = (_replay_shape_problem if replaying else _shape_problem)(event_type, data)
         if shape is not None:
             return shape
         if event_type == TOOL_RESULT:
@@ -222,7 +260,7 @@ class _Invariants:
                 and isinstance(first, dict)
                 and first.get("isError") is True
             )
-            if not synthetic and (data["turn"], data["step"], call_id) not in self._called:
+            if not synthetic and (_step_of(data), call_id) not in self._called:
                 return f'"tool/result" for "{call_id}" has no prior "tool/call" in the same step'
         elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
             root, parent, sub = data["rootCallId"], data["parentCallId"], data["subCallId"]
@@ -237,7 +275,7 @@ class _Invariants:
 
     def record(self, event_type: str, data: Any) -> None:
         if event_type == TOOL_CALL:
-            self._called.add((data["turn"], data["step"], data["callId"]))
+            self._called.add((_step_of(data), data["callId"]))
             self._open_calls.add(data["callId"])
         elif event_type == TOOL_RESULT:
             self._open_calls.discard(data["message"]["source"]["callId"])
@@ -410,7 +448,7 @@ def _parse_line(piece: bytes, line: int, invariants: _Invariants) -> SessionEven
         raise ValueError('an event needs "data"')
     if event_type not in KNOWN_EVENT_TYPES and envelope.get("ignorable") is not True:
         raise ValueError(f"event type {canonical_json(event_type)} is unknown to this reader and not marked ignorable")
-    broken = invariants.problem(event_type, envelope["data"])
+    broken = invariants.problem(event_type, envelope["data"], replaying=True)
     if broken is not None:
         raise ValueError(broken)
     invariants.record(event_type, envelope["data"])
