@@ -403,11 +403,11 @@ def _replay_refuses_nested_sub_calls() -> Iterator[None]:
     the invariants allow, refuses the log."""
     original = session_module._Invariants.problem
 
-    def problem(self: Any, event_type: str, data: Any) -> str | None:
+    def problem(self: Any, event_type: str, data: Any, **options: Any) -> str | None:
         nested = event_type in (session_module.CODE_DISPATCH_START, session_module.CODE_DISPATCH)
         if nested and isinstance(data, dict) and data.get("parentCallId") != data.get("rootCallId"):
             return f'"{event_type}" parent must be the root call'
-        found: str | None = original(self, event_type, data)
+        found: str | None = original(self, event_type, data, **options)
         return found
 
     with mock.patch.object(session_module._Invariants, "problem", problem):
@@ -704,7 +704,7 @@ BUGS: tuple[Bug, ...] = (
     Bug("recursive-snapshot", "R-ARGS-1", _wrap_module_function(registry_module, "snapshot_json", _recursive_snapshot)),
     Bug("renderer-handed-an-unfrozen-value", "R-NORM-1", _renders_an_unfrozen_value),
     Bug("snapshot-keeps-insertion-order", "R-SNAP-4", _snapshot_keeps_insertion_order, principle=9),
-    Bug("provenance-by-call-id", "R-TOK-1", _provenance_by_call_id),
+    Bug("provenance-by-call-id", "R-TOK-1", _provenance_by_call_id, principle=6),
     Bug("hook-disposer-keeps-the-hook", "R-REG-10", _hook_disposers_keep_the_hook),
     Bug(
         "replacement-signal-checked-only-at-entry",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,3 +65,27 @@ def test_the_kit_fails_the_broken_implementation_naming_the_rule(
             break
     assert caught, f"{bug.name} passes every scenario of {bug.rule} that the reference passes"
     assert bug.rule in caught[0].explain()
+
+
+PRINCIPLES = range(1, 12)
+"""The principles of CONTRIBUTING.md's checklist for a new scenario."""
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_principle_of_the_checklist_has_a_bug_of_its_own() -> None:
+    checklist = (ROOT / "CONTRIBUTING.md").read_text("utf-8")
+    section = checklist.split("### The checklist for a new scenario", 1)[1].split("\n## ", 1)[0]
+    written = {int(number) for number in re.findall(r"^(\d+)\. \*\*", section, flags=re.MULTILINE)}
+    assert written == set(PRINCIPLES)
+    covered = {bug.principle for bug in BUGS}
+    assert covered - {None} <= set(PRINCIPLES)
+    missing = [principle for principle in PRINCIPLES if principle not in covered]
+    assert not missing, f"no deliberately broken implementation stands for principle(s) {missing}"
+
+
+def test_the_bugs_of_the_generator_principle_are_hunted_by_generated_scenarios() -> None:
+    # principle 7: what catches such a bug is the generator, so a hunt over generated scenarios must look for it
+    hunts = (ROOT / "conformance" / "tests" / "test_properties.py").read_text("utf-8")
+    generated = [bug.name for bug in BUGS if bug.principle == 7]
+    assert generated
+    assert [name for name in generated if f'broken("{name}")' not in hunts] == []
