@@ -101,7 +101,14 @@ def test_an_error_info_of_foreign_types_is_copied_to_exact_ones(info: ErrorInfo)
         ToolError(object()),
         "m",
     ],
-    ids=["code-not-a-string", "name-not-a-string", "info-not-an-error-info", "message-nan", "message-an-object", "not-an-error"],
+    ids=[
+        "code-not-a-string",
+        "name-not-a-string",
+        "info-not-an-error-info",
+        "message-nan",
+        "message-an-object",
+        "not-an-error",
+    ],
 )
 def test_an_error_that_cannot_be_plain_has_no_plain_copy(error: object) -> None:
     assert plain_error(error) is None
