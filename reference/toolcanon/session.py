@@ -162,6 +162,29 @@ def _is_count(value: object) -> bool:
     return type(value) is int
 
 
+def _result_problem(data: dict[str, Any]) -> str | None:
+    """What the writer and the reader alike require of a ``tool/result``: a message naming its call, and an
+    ``error`` that is ``{name, code}`` when present."""
+    message = data.get("message")
+    source = message.get("source") if isinstance(message, dict) else None
+    if not isinstance(source, dict) or not _is_id(source.get("callId")):
+        return '"tool/result" message must be an object whose source names a callId'
+    error = data.get("error", ABSENT)
+    if error is not ABSENT and not (
+        isinstance(error, dict) and type(error.get("name")) is str and type(error.get("code")) is str
+    ):
+        return '"tool/result" error must be {name, code}'
+    return None
+
+
+def _dispatch_ids_problem(event_type: str, data: dict[str, Any]) -> str | None:
+    """What the writer and the reader alike require of a code-dispatch event: its three call ids."""
+    for key in ("rootCallId", "parentCallId", "subCallId"):
+        if not _is_id(data.get(key)):
+            return f'"{event_type}" needs a non-empty {key}'
+    return None
+
+
 def _shape_problem(event_type: str, data: Any) -> str | None:
     """Why ``data`` is not a valid body for ``event_type`` (unknown types need only be objects)."""
     if not isinstance(data, dict):
@@ -176,19 +199,11 @@ def _shape_problem(event_type: str, data: Any) -> str | None:
     elif event_type == TOOL_RESULT:
         if not (_is_count(data.get("turn")) and _is_count(data.get("step"))):
             return '"tool/result" needs integer turn and step'
-        message = data.get("message")
-        source = message.get("source") if isinstance(message, dict) else None
-        if not isinstance(source, dict) or not _is_id(source.get("callId")):
-            return '"tool/result" message must be an object whose source names a callId'
-        error = data.get("error", ABSENT)
-        if error is not ABSENT and not (
-            isinstance(error, dict) and type(error.get("name")) is str and type(error.get("code")) is str
-        ):
-            return '"tool/result" error must be {name, code}'
+        return _result_problem(data)
     elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
-        for key in ("rootCallId", "parentCallId", "subCallId"):
-            if not _is_id(data.get(key)):
-                return f'"{event_type}" needs a non-empty {key}'
+        missing = _dispatch_ids_problem(event_type, data)
+        if missing is not None:
+            return missing
         if type(data.get("name")) is not str or "arguments" not in data:
             return f'"{event_type}" needs a name and arguments'
         if event_type == CODE_DISPATCH and (type(data.get("isError")) is not bool or "content" not in data):
@@ -211,19 +226,9 @@ def _replay_shape_problem(event_type: str, data: Any) -> str | None:
         if not _is_id(data.get("callId")):
             return '"tool/call" needs a non-empty callId'
     elif event_type == TOOL_RESULT:
-        message = data.get("message")
-        source = message.get("source") if isinstance(message, dict) else None
-        if not isinstance(source, dict) or not _is_id(source.get("callId")):
-            return '"tool/result" message must be an object whose source names a callId'
-        error = data.get("error", ABSENT)
-        if error is not ABSENT and not (
-            isinstance(error, dict) and type(error.get("name")) is str and type(error.get("code")) is str
-        ):
-            return '"tool/result" error must be {name, code}'
+        return _result_problem(data)
     elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
-        for key in ("rootCallId", "parentCallId", "subCallId"):
-            if not _is_id(data.get(key)):
-                return f'"{event_type}" needs a non-empty {key}'
+        return _dispatch_ids_problem(event_type, data)
     return None
 
 
