@@ -15,6 +15,9 @@ from toolcanon_conformance.locations import goldens_dir
 from toolcanon_conformance.runner import ScenarioResult, golden_directory, run_suite, select
 from toolcanon_conformance.scenario import load_scenarios
 
+BROKEN_DEADLINE = 10.0
+"""Seconds a scenario of a broken implementation may run (the slowest scenario takes under 1 s)."""
+
 
 @pytest.fixture(scope="module")
 def scenarios() -> list[dict[str, Any]]:
@@ -53,7 +56,8 @@ def test_the_kit_fails_the_broken_implementation_naming_the_rule(
         unknown = [scenario for scenario in batch if scenario["id"] not in reference_statuses]
         for result in run_suite(InProcess(ReferenceImplementation()), unknown, goldens).results:
             reference_statuses[result.scenario] = result.status
-        broken = run_suite(InProcess(Broken(bug)), batch, goldens)
+        # a bug may make a scenario wait for ever: the deadline toolcanon fuzz gives by default ends it as errored
+        broken = run_suite(InProcess(Broken(bug), timeout=BROKEN_DEADLINE), batch, goldens)
         caught = [
             result
             for result in broken.results
