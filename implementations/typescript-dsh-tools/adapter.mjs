@@ -520,14 +520,19 @@ function fieldText(value, name) {
   return field === MISSING ? '' : asText(field)
 }
 
-/** A `raise` behaviour's error: the original's coded error class when `error` is given, else an ordinary one. */
+/**
+ * A `raise` behaviour's error: the original's coded error class when `error` is given, else an ordinary one, which
+ * carries `code` as an own property when given, as a system error does (`ENOENT`): still no coded error.
+ */
 function behaviourError(spec) {
   if (spec.error !== undefined) {
     const error = new HarnessError(spec.message, spec.error.code)
     error.name = spec.error.name
     return error
   }
-  return new Error(spec.message)
+  const error = new Error(spec.message)
+  if (spec.code !== undefined) error.code = spec.code
+  return error
 }
 
 /** A fixture's `isConcurrencySafe`: a constant answer, one of its arguments, or a throw. */

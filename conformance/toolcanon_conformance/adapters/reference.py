@@ -1220,10 +1220,14 @@ def _raise(error: BaseException) -> Any:
 
 
 def _error(spec: Mapping[str, Any]) -> Exception:
-    """A ``raise`` behaviour's error: the coded error class when ``error`` is given, else an ordinary one."""
+    """A ``raise`` behaviour's error: the coded error class when ``error`` is given, else an ordinary one, which
+    carries ``code`` as an attribute when given (as a system error does): still no coded error."""
     if "error" in spec:
         return HarnessError(spec["message"], spec["error"]["code"], name=spec["error"]["name"])
-    return RuntimeError(spec["message"])
+    error = RuntimeError(spec["message"])
+    if "code" in spec:
+        error.code = spec["code"]  # type: ignore[attr-defined]
+    return error
 
 
 def _contexts(action: Mapping[str, Any]) -> list[dict[str, Any]]:
