@@ -397,6 +397,31 @@ def _fused_shares_one_check_per_type() -> contextlib.AbstractContextManager[None
     return _generator_method_replaced("shared_scalar_check", shared_scalar_check)
 
 
+def _fused_skips_additional_properties() -> contextlib.AbstractContextManager[None]:
+    """The generated walk of a closed object checks the declared properties but never counts the keys, so an
+    undeclared key passes: only once a tool uses the generated code (the step-by-step validator stays right)."""
+    original = _fused._Generator._object
+
+    def object_lines(self: Any, schema: Any, depth: int) -> list[str]:
+        counted = ("if len(o) != ", "if found != len(o)")
+        return [line for line in original(self, schema, depth) if not line.startswith(counted)]
+
+    return _generator_method_replaced("_object", object_lines)
+
+
+def _fused_takes_any_container_for_an_object() -> contextlib.AbstractContextManager[None]:
+    """The generated walk of an object tests only that the value is a container (``isinstance(v, (dict, list))``
+    in effect), so an array where an object belongs is copied into one: ``[]`` becomes ``{}``."""
+    original = _fused._Generator._object
+
+    def object_lines(self: Any, schema: Any, depth: int) -> list[str]:
+        lines = original(self, schema, depth)
+        loose = "if type(v) is not dict and type(v) is not FD and type(v) is not list: raise B"
+        return [loose if line.startswith("if type(v) is not dict") else line for line in lines]
+
+    return _generator_method_replaced("_object", object_lines)
+
+
 @contextlib.contextmanager
 def _replay_refuses_nested_sub_calls() -> Iterator[None]:
     """The log's invariants take a dispatch's parent for the root call only: a sub-call of a sub-call, which
@@ -694,6 +719,8 @@ BUGS: tuple[Bug, ...] = (
     ),
     Bug("fused-accepts-booleans-as-integers", "R-VAL-7", _fused_accepts_booleans_as_integers, principle=5),
     Bug("fused-shares-one-check-per-type", "R-VAL-3", _fused_shares_one_check_per_type, principle=5),
+    Bug("fused-skips-additional-properties", "R-VAL-4", _fused_skips_additional_properties, principle=5),
+    Bug("fused-takes-arrays-for-objects", "R-VAL-2", _fused_takes_any_container_for_an_object, principle=5),
     Bug("replay-refuses-nested-sub-calls", "R-REPLAY-2", _replay_refuses_nested_sub_calls),
     Bug(
         "deep-schema-engine-stops-at-200-levels",
