@@ -592,3 +592,16 @@ def test_an_indent_given_as_text_is_used_as_it_is_up_to_ten_characters() -> None
     assert canonical_json([1, {"a": 2}], "ab") == '[\nab1,\nab{\nabab"a": 2\nab}\n]'
     assert canonical_json([1], "x" * 20) == "[\n" + "x" * 10 + "1\n]"
     assert canonical_json([1], "") == "[1]"
+
+
+def test_an_indent_is_the_gap_json_stringify_takes_from_its_space() -> None:
+    """A number above 0 is truncated and clamped to 10 spaces, one below 1 breaking lines without indenting them as
+    V8 does, a string cut after 10 UTF-16 code units (an astral character counts two, and may be split); 0, a
+    negative number, NaN and a boolean are no indent (``JSON.stringify`` reads only numbers and strings)."""
+    assert canonical_json([1], 2.7) == "[\n  1\n]"
+    assert canonical_json({"a": [1]}, 0.5) == canonical_json({"a": [1]}, 1e-300) == '{\n"a": [\n1\n]\n}'
+    assert canonical_json([1], -0.5) == canonical_json([1], -3) == canonical_json([1], float("nan")) == "[1]"
+    assert canonical_json([1], 1e300) == canonical_json([1], float("inf")) == "[\n" + " " * 10 + "1\n]"
+    assert canonical_json([1], True) == canonical_json([1], False) == "[1]"
+    assert canonical_json([1], "a" + "\U0001f600" * 5) == "[\na" + "\U0001f600" * 4 + "\ud83d1\n]"
+    assert canonical_json([1], "\U0001f600" * 5) == "[\n" + "\U0001f600" * 5 + "1\n]"

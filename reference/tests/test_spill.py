@@ -279,11 +279,14 @@ def test_bytes_are_counted_as_text_encoder_counts_them(tmp_path: Path) -> None:
     assert (tmp_path / "c.txt").read_text("utf-8") == "\ufffd"
 
 
-def test_max_bytes_must_be_a_positive_integer() -> None:
-    with pytest.raises(ValueError, match=r"^max_bytes must be a positive integer$"):
-        install_spill(Registry(), max_bytes=0, store=Store())
-    with pytest.raises(ValueError, match=r"^max_bytes must be a positive integer$"):
+def test_max_bytes_must_be_a_non_negative_integer() -> None:
+    """0 is a bound, as the original's ``maxInlineBytes`` takes it: no notice fits, so no text is replaced."""
+    with pytest.raises(ValueError, match=r"^max_bytes must be a non-negative integer$"):
+        install_spill(Registry(), max_bytes=-1, store=Store())
+    with pytest.raises(ValueError, match=r"^max_bytes must be a non-negative integer$"):
         install_dispatch_log_spill(CodeMode(Registry()), max_bytes=1.5, store=Store())  # type: ignore[arg-type]
+    install_spill(Registry(), max_bytes=0, store=Store())
+    install_dispatch_log_spill(CodeMode(Registry()), max_bytes=0, store=Store())
 
 
 def test_directory_store(tmp_path: Path) -> None:

@@ -551,23 +551,38 @@ def _ordered_items(mapping: dict[str, Any]) -> Any:
     return mapping.items()
 
 
-def canonical_json(value: JsonValue, indent: int | str | None = None) -> str:
+def canonical_json(value: JsonValue, indent: float | str | None = None) -> str:
     """Write ``value`` as ECMAScript ``JSON.stringify(value, null, indent)`` would, byte for byte.
 
     Keys are written in ECMAScript own-property order. ``value`` must be lossless JSON; anything else
-    (a cycle included) raises :class:`NotLosslessJson`. Iterative: any depth is written.
+    (a cycle included) raises :class:`NotLosslessJson`. Iterative: any depth is written. ``indent`` is the
+    space argument, as V8 reads it: a number above 0 is truncated to an integer and clamped to 10 spaces (one
+    below 1 breaks lines without indenting them), a string is cut to its first 10 UTF-16 code units, anything
+    else (0, a negative number, NaN, a boolean) is no indent.
     """
-    if isinstance(indent, int):
-        indent = " " * min(max(indent, 0), 10)
-    elif isinstance(indent, str):
-        indent = indent[:10]
-    if not indent:
-        indent = None
+    indent = _gap(indent)
     kind = type(value)
     if (kind is dict or kind is FrozenDict or kind is list or kind is FrozenList) and value:
         # the writer keeps a frame per open container: without the pause, a deep value triggers full collections
         return without_collector(_write_json, value, indent)
     return _leaf_text(value)
+
+
+def _gap(space: object) -> str | None:
+    """The gap ``JSON.stringify`` takes from its space argument (ECMA-262 JSON.stringify, steps 6 to 8), ``None``
+    for none."""
+    kind = type(space)
+    if kind is bool or not isinstance(space, int | float | str):
+        return None
+    if isinstance(space, str):
+        units = space.encode("utf-16-le", "surrogatepass")
+        if len(units) > 20:  # cut between code units, as String.prototype.substring does: a pair may be split
+            space = units[:20].decode("utf-16-le", "surrogatepass")
+        return space or None
+    if not space > 0:  # 0, a negative number, NaN
+        return None
+    # a fraction below 1 is an empty gap, not none: V8 then still breaks lines (ECMA-262 says it would not)
+    return " " * (10 if space >= 10 else int(space))
 
 
 def _write_json(value: Any, indent: str | None) -> str:

@@ -146,8 +146,8 @@ def install_spill(
     ``read`` tool (whose output is how a spilled result is read back), and a call without an agent: a spilled
     text belongs to the calling agent's session, and a call with an agent is one whose agent owns a session.
     """
-    if type(max_bytes) is not int or max_bytes < 1:
-        raise ValueError("max_bytes must be a positive integer")
+    if type(max_bytes) is not int or max_bytes < 0:
+        raise ValueError("max_bytes must be a non-negative integer")
 
     async def spill(run: ToolExecution, result: ToolResult, next: Callable[[], Awaitable[Any]]) -> Any:
         decision = await next()
@@ -174,8 +174,8 @@ def install_dispatch_log_spill(
 
     The copy exists only for an outer call with an agent, whose session the spilled text then belongs to.
     """
-    if type(max_bytes) is not int or max_bytes < 1:
-        raise ValueError("max_bytes must be a positive integer")
+    if type(max_bytes) is not int or max_bytes < 0:
+        raise ValueError("max_bytes must be a non-negative integer")
 
     async def bound_log_copy(sub: SubCall, next: Callable[[], Awaitable[JsonValue]]) -> Any:
         content = await next()
