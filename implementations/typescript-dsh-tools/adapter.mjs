@@ -352,7 +352,10 @@ function skippedByJson(value) {
 
 /** `JSON.stringify(value, null, indent)` of plain data (no `toJSON`, no cycles), with an explicit stack. */
 function writeJsonIteratively(value, indent) {
-  const gap = typeof indent === 'number' ? ' '.repeat(Math.max(0, Math.min(10, Math.trunc(indent)))) : ''
+  const gap = typeof indent === 'number' ? ' '.repeat(Math.max(0, Math.min(10, Math.trunc(indent))))
+    : typeof indent === 'string' ? indent.slice(0, 10) : ''
+  // V8 breaks lines for any number above 0, a fraction below 1 (an empty gap) included
+  const lines = typeof indent === 'number' ? indent > 0 : gap !== ''
   const parts = []
   const frames = []
   const write = (node) => {
@@ -374,7 +377,7 @@ function writeJsonIteratively(value, indent) {
     const size = frame.isArray ? frame.node.length : frame.keys.length
     if (frame.next >= size) {
       frames.pop()
-      if (frame.written > 0 && gap !== '') parts.push(`\n${gap.repeat(depth - 1)}`)
+      if (frame.written > 0 && lines) parts.push(`\n${gap.repeat(depth - 1)}`)
       parts.push(frame.isArray ? ']' : '}')
       continue
     }
@@ -382,8 +385,8 @@ function writeJsonIteratively(value, indent) {
     frame.next += 1
     const item = frame.isArray ? frame.node[at] : frame.node[frame.keys[at]]
     if (!frame.isArray && skippedByJson(item)) continue
-    parts.push(`${frame.written > 0 ? ',' : ''}${gap !== '' ? `\n${gap.repeat(depth)}` : ''}`)
-    if (!frame.isArray) parts.push(`${JSON.stringify(frame.keys[at])}:${gap !== '' ? ' ' : ''}`)
+    parts.push(`${frame.written > 0 ? ',' : ''}${lines ? `\n${gap.repeat(depth)}` : ''}`)
+    if (!frame.isArray) parts.push(`${JSON.stringify(frame.keys[at])}:${lines ? ' ' : ''}`)
     frame.written += 1
     if (!write(item)) parts.push('null')
   }
