@@ -818,6 +818,7 @@ class ScenarioRun {
     this.fixtures = new Map() // tool name -> the fixture behind it
     this.spilled = new Map() // locator -> spilled text
     this.issued = new Map() // attachment id the scenario's store issued -> the reference as reported
+    this.notified = [] // each notification a `changeListeners` listener saw, in order
     this.messageIds = new Map() // generated message id -> "<callId>:result"
     this.logs = new Map() // persist or model step id -> its log, written through the JSONL backend
     this.logBackend = undefined // the JSONL backend holding the scenario's logs (see `logStore()`)
@@ -844,6 +845,7 @@ class ScenarioRun {
     const transcript = { formatVersion: FORMAT_VERSION, scenario: this.scenario.id }
     if (Object.keys(registrations).length > 0) transcript.registrations = registrations
     transcript.steps = outcomes
+    if (this.scenario.changeListeners !== undefined) transcript.notified = this.notified
     return transcript
   }
 
@@ -921,6 +923,7 @@ class ScenarioRun {
   async registerTools() {
     const registrations = {}
     if (this.scenario.changeListener !== undefined) this.installChangeListener(this.scenario.changeListener)
+    this.scenario.changeListeners?.forEach((spec, index) => { this.installChangeListener(spec, index) })
     const entries = Object.entries(this.scenario.tools)
     const mcp = entries.filter(([, spec]) => spec.mcp !== undefined)
     let mcpStarted = false
@@ -947,11 +950,15 @@ class ScenarioRun {
     return registrations
   }
 
-  /** A `tools/change` listener that throws `<message> #<n>` on the notifications n (from 1) that `raiseOn` lists. */
-  installChangeListener(spec) {
+  /**
+   * A `tools/change` listener that throws `<message> #<n>` on the notifications n (from 1) that `raiseOn` lists; the
+   * one of `changeListeners` at `index` records each notification it sees in `notified`.
+   */
+  installChangeListener(spec, index) {
     let notified = 0
     this.ctx.on('tools/change', () => {
       notified += 1
+      if (index !== undefined) this.notified.push({ listener: index, n: notified })
       if (spec.raiseOn.includes(notified)) throw new Error(`${spec.message} #${notified}`)
     })
   }

@@ -336,6 +336,7 @@ class _ScenarioRun:
         self.caches: dict[int, dict[tuple[str, str, str], Any]] = {}  # by ``cache`` action: the results it keeps
         self.replacements: dict[Any, list[AbortController]] = {}  # by token: the ``later`` replacements in place
         self.fixtures: dict[str, Mapping[str, Any]] = {}  # the fixture behind each tool name
+        self.notified: list[dict[str, int]] = []  # each notification a changeListeners listener saw, in order
 
     async def run(self) -> dict[str, Any]:
         registrations = self._register_tools()
@@ -352,6 +353,8 @@ class _ScenarioRun:
         if registrations:
             transcript["registrations"] = registrations
         transcript["steps"] = outcomes
+        if "changeListeners" in self.scenario:
+            transcript["notified"] = self.notified
         return transcript
 
     # --- fixture tools --------------------------------------------------------------------------------
@@ -360,6 +363,8 @@ class _ScenarioRun:
         registrations: dict[str, Any] = {}
         if "changeListener" in self.scenario:
             self._install_change_listener(self.scenario["changeListener"])
+        for index, spec in enumerate(self.scenario.get("changeListeners", ())):
+            self._install_change_listener(spec, index)
         fixtures = self.scenario["tools"]
         for key in es_key_order(list(fixtures)):  # the format's key order is ECMAScript's, as Object.entries lists
             spec = fixtures[key]
@@ -380,13 +385,16 @@ class _ScenarioRun:
                 registrations[key] = {"registered": True}
         return registrations
 
-    def _install_change_listener(self, spec: Mapping[str, Any]) -> None:
-        """A tools/change listener that raises ``<message> #<n>`` on the notifications n (from 1) ``raiseOn`` lists."""
+    def _install_change_listener(self, spec: Mapping[str, Any], index: int | None = None) -> None:
+        """A tools/change listener that raises ``<message> #<n>`` on the notifications n (from 1) ``raiseOn`` lists;
+        the one of ``changeListeners`` at ``index`` records each notification it sees in ``notified``."""
         notified = 0
 
         def listener(name: str) -> None:
             nonlocal notified
             notified += 1
+            if index is not None:
+                self.notified.append({"listener": index, "n": notified})
             if notified in spec["raiseOn"]:
                 raise RuntimeError(f"{spec['message']} #{notified}")
 
