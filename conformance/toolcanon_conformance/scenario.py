@@ -289,7 +289,7 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         while action.get("kind") == "dispose-tool-then":
             action = action["then"]
             depth += 1
-        if action.get("kind") == "return-result-of" and kinds.get(action["step"]) != "call":
+        if action.get("kind") in ("return-result-of", "look-alike") and kinds.get(action.get("step"), "call") != "call":
             where = f"$.hooks[{index}].action" + ".then" * depth + ".step"
             yield where, f"{action['step']!r} is not a call step"
 
