@@ -101,13 +101,31 @@ function erroredContext(error) {
   return { message: describeThrown(error), stack: '' }
 }
 
+/** How long a run may go on after an unhandled rejection before it counts as one that never settles. */
+const STRAY_GRACE_MS = 1000
+let strayRejection // set while a run lasts: told of each unhandled rejection
+
 async function answerRun(seq, scenario) {
+  // The original may leave a run unsettled for ever when a promise of its own rejects unhandled (its run_code
+  // bridge reading `content.some` of content that is no array): such a run is answered errored with that
+  // rejection, a grace period after it, instead of waiting out the kit's timeout.
+  let unsettled
+  const stray = new Promise((resolve) => {
+    strayRejection = (reason) => { unsettled ??= setTimeout(() => resolve({ stray: reason }), STRAY_GRACE_MS) }
+  })
   try {
-    const outcome = await runScenario(scenario)
+    const outcome = await Promise.race([runScenario(scenario), stray])
+    if (outcome.stray !== undefined) {
+      const context = erroredContext(outcome.stray)
+      return { seq, errored: true, context: { ...context, message: `the run never settles after an unhandled rejection: ${context.message}` } }
+    }
     if (outcome.skipped !== undefined) return { seq, skipped: true, message: outcome.skipped }
     return { seq, transcript: outcome.transcript }
   } catch (error) {
     return { seq, errored: true, context: erroredContext(error) }
+  } finally {
+    strayRejection = undefined
+    clearTimeout(unsettled)
   }
 }
 
@@ -549,6 +567,7 @@ function concurrencyCheck(spec) {
 
 /** The content with its first text block cut to `chars` UTF-16 code units (`undefined`: nothing to cut). */
 function truncateFirstText(content, chars) {
+  if (!Array.isArray(content)) return undefined // content that is no array holds no text block
   const blocks = [...content]
   const position = blocks.findIndex(block => isRecord(block) && block.type === 'text' && typeof block.text === 'string')
   if (position < 0) return undefined
@@ -1597,7 +1616,12 @@ class ScenarioRun {
     if (step.modelStep !== undefined) return this.modelStep(step)
     if (step.replay !== undefined) {
       if (step.replay.damage !== undefined) return this.replayDamaged(step.replay.persist, step.replay.damage)
-      return { messages: await this.replay(step.replay.persist) }
+      try {
+        return { messages: await this.replay(step.replay.persist) }
+      } catch (error) {
+        // the original's restore may refuse a log its own session wrote (a tool-result whose content is no array)
+        return { refused: { line: refusedLine(error) } }
+      }
     }
     if (step.executionMode !== undefined) {
       const spec = step.executionMode
@@ -1851,7 +1875,10 @@ class ScenarioRun {
 
   schemas() {
     try {
-      return { schemas: this.ctx.tools.schemas() }
+      const schemas = this.ctx.tools.schemas()
+      // `run_code` is this adapter's own transport for programs (`mode: 'both'`, see `setUp`), no tool of the
+      // scenario's: a registry without a code presentation lists only the registered tools
+      return { schemas: this.runsPrograms() ? schemas.filter(schema => schema.name !== 'run_code') : schemas }
     } catch (error) {
       return { error: { name: contractErrorName(error), message: describeThrown(error) } }
     }
@@ -2009,6 +2036,7 @@ function damageLines(source, damage) {
 // A stray asynchronous failure (a listener the original contains only by logging) must not end the adapter.
 process.on('unhandledRejection', (reason) => {
   process.stderr.write(`unhandled rejection: ${reason?.stack ?? describeThrown(reason)}\n`)
+  strayRejection?.(reason)
 })
 process.on('uncaughtException', (error) => {
   process.stderr.write(`uncaught exception: ${error?.stack ?? describeThrown(error)}\n`)

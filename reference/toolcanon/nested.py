@@ -287,8 +287,8 @@ class _Run:
                 "tool/code-dispatch",
                 {**identity, "arguments": snapshot_json(arguments), "isError": result.is_error, "content": content},
             )
-        if self._over_reason() is not None:
-            return _Outcome(error=self._over_message(identity["name"], "result discarded"))
+        # A sub-call that commits once the run is over still forwards (as the original's commit does, before its
+        # binding finds the run over): only the program no longer receives its result.
         if isinstance(result, ToolSuccess) and _has_image(result.content):
             outer.defer_context(
                 {"source": {"kind": "plugin", "plugin": "tools-code-mode"}, "content": result.content, "role": "user"}
@@ -298,6 +298,8 @@ class _Run:
                 outer.defer_context(context)
         if result.concludes_turn is True:
             outer.conclude_turn()
+        if self._over_reason() is not None:
+            return _Outcome(error=self._over_message(identity["name"], "result discarded"))
         if isinstance(result, ToolSuccess):
             return _Outcome(value=result.value)
         message = result.error.message

@@ -1257,7 +1257,10 @@ def _look_alike(result: ToolResult) -> ToolResult:
 
 
 def _truncate_first_text(content: Any, chars: int) -> Any:
-    """The content with its first text block cut to ``chars`` UTF-16 code units (``None``: nothing to cut)."""
+    """The content with its first text block cut to ``chars`` UTF-16 code units (``None``: nothing to cut, as for
+    content that is no list)."""
+    if not isinstance(content, list):
+        return None
     blocks = list(content)
     for position, block in enumerate(blocks):
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
