@@ -8,11 +8,16 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from toolcanon._schema_kinds import ANNOTATIONS, CONSTRAINT_KEYWORDS
+from toolcanon._schema_subset import _copy_supported, _walk_violations
 from toolcanon.errors import JsonSchemaError
 from toolcanon.frozen import FrozenDict, FrozenList
-from toolcanon.jsonvalue import MAX_SAFE_INTEGER
-from toolcanon.schema import assert_object_schema, assert_supported_schema, schema_violations
+from toolcanon.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, _Bail, canonical_json, snapshot_json
+from toolcanon.schema import assert_object_schema, assert_supported_schema, schema_violations, supported_copy
+from toolcanon_conformance.strategies import subset_schemas
 
 UNSUPPORTED = (
     "is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const"
@@ -22,6 +27,10 @@ UNSUPPORTED = (
 
 class Opaque:
     """An instance of a user class."""
+
+
+class Text(str):
+    """A string subclass: equal to its text, yet not lossless JSON."""
 
 
 # --- digest 1.20: node form -----------------------------------------------------------------------------
@@ -520,3 +529,147 @@ def test_assert_supported_schema_raises_every_violation() -> None:
     with pytest.raises(JsonSchemaError) as missing:
         assert_supported_schema(None)
     assert str(missing.value) == "unsupported JSON schema: schema must be a schema object"
+
+
+# --- registration's copy: checked while copied, the same verdict as the two steps ------------------------
+
+
+def _two_steps(schema: Any) -> Any:
+    """What ``supported_copy`` answers by the snapshot, then the walk on it: the copy, or the violations.
+
+    The walk is run itself, not through the cache of its verdicts, which the one walk fills.
+    """
+    try:
+        copy = snapshot_json(schema)
+    except NotLosslessJson:
+        return ("violations", list(_walk_violations(schema, "schema")))
+    violations = list(_walk_violations(copy, "schema"))
+    return ("violations", violations) if violations else ("copy", copy)
+
+
+def _one_answer(schema: Any) -> Any:
+    try:
+        return ("copy", supported_copy(schema))
+    except JsonSchemaError as error:
+        return ("violations", list(error.violations))
+
+
+def _laid_out(value: Any) -> Any:
+    """``value`` with every container's exact type and key order spelled out, to compare copies exactly."""
+    if type(value) in (dict, FrozenDict):
+        return (type(value), [(key, _laid_out(item)) for key, item in value.items()])
+    if type(value) in (list, FrozenList):
+        return (type(value), [_laid_out(item) for item in value])
+    return (type(value), value)
+
+
+def _agrees(schema: Any) -> bool:
+    """Whether ``supported_copy`` gives the two steps' answer, and the one walk accepts only what they accept."""
+    expected_kind, expected = _two_steps(schema)
+    kind, answer = _one_answer(schema)
+    assert (kind, _laid_out(answer)) == (expected_kind, _laid_out(expected))
+    try:
+        accepted = _copy_supported(schema, 0)
+    except (_Bail, RecursionError):
+        return False
+    assert expected_kind == "copy"
+    assert _laid_out(accepted) == _laid_out(expected)
+    return True
+
+
+_NEAR_TYPES = st.sampled_from(["object", "array", "string", "number", "integer", "boolean", "null", "oneOf", ""])
+_NEAR_KEYS = st.sampled_from([*CONSTRAINT_KEYWORDS, *ANNOTATIONS, "minimum", "0", "7", "$ref"])
+
+
+def _near_schemas() -> st.SearchStrategy[Any]:
+    """Schema-like data: subset keywords and others holding schemas, lists, names, types and stray values."""
+    leaves = st.one_of(
+        st.fixed_dictionaries({}, optional={"type": _NEAR_TYPES}),
+        st.fixed_dictionaries(
+            {"type": _NEAR_TYPES, "enum": st.lists(st.one_of(st.integers(-3, 3), st.text(max_size=1)))}
+        ),
+    )
+    strays = st.one_of(_NEAR_TYPES, st.booleans(), st.none(), st.just(math.nan), st.just(2**60), st.floats(-2, 2))
+    return st.recursive(
+        leaves,
+        lambda children: st.dictionaries(
+            _NEAR_KEYS,
+            st.one_of(
+                children,
+                st.lists(children, max_size=3),
+                st.dictionaries(st.sampled_from(["a", "b", "0", "12", "01"]), children, max_size=3),
+                st.lists(st.sampled_from(["a", "b", "0"]), max_size=3),
+                strays,
+            ),
+            max_size=4,
+        ),
+        max_leaves=10,
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(_near_schemas())
+def test_registration_copy_agrees_with_the_two_steps(schema: Any) -> None:
+    """``supported_copy`` checks while copying: the same copy (types, key order) or the same violations."""
+    _agrees(schema)
+
+
+@settings(max_examples=200, deadline=None)
+@given(subset_schemas(disjoint_one_of=False))
+def test_every_supported_schema_is_copied_in_one_walk(schema: dict[str, Any]) -> None:
+    """A supported schema never needs the second walk (nesting within reach), as raw data or frozen."""
+    assert _agrees(schema)
+    assert _agrees(snapshot_json(schema))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]},
+        {"type": "object", "required": ["a"]},
+        {"type": "object", "properties": {"a": {"type": "oneOf"}}},
+        {"type": "object", "properties": {"a": {"type": "object", "0": {}}}},
+        {"type": "object", "properties": {"a": {1: "string"}}},
+        {"type": "object", "properties": {"a": {"type": "string", "enum": ["x", 1]}}},
+        {"type": "object", "properties": {"a": {"type": "string", "const": "y", "enum": ["x"]}}},
+        {"type": "object", "properties": {"a": {"type": "integer", "const": 2.0}}},
+        {"type": "string", "description": 1},
+        {"type": "string", "default": math.nan},
+        {"type": "array", "items": {"type": "string", "items": {}}},
+        {"oneOf": [{}, {"type": "null"}], "type": "null"},
+        {"oneOf": [{}, {"type": "null"}], "enum": [None]},
+        {"oneOf": [{}]},
+        {"enum": [1]},
+        {"type": ["string"]},
+        {"type": "object", "properties": {"9": {"type": "null"}, "b": {}, "1": {"type": "string"}}},
+        {"type": "object", "properties": OrderedDict(a={"type": "string"})},
+        {"type": "object", "properties": {"a": OrderedDict(type="string")}},
+        {"type": "object", "properties": {"a": {"type": Opaque()}}},
+        {"type": "object", "additionalProperties": 0},
+        {"type": "object", "required": ("a",), "properties": {"a": {}}},
+        {"type": "object", "required": ["a", 1], "properties": {"a": {}}},
+        {"type": "object", "required": [Text("a")], "properties": {"a": {}}},
+        {"type": "object", "properties": {"a": {"type": Text("string")}}},
+        {"type": "object", "properties": {Text("a"): {"type": "string"}}},
+        {"type": "object", "default": {"0": 1, "a": [2]}, "examples": [{"b": 1, "1": 2}]},
+    ],
+)
+def test_registration_copy_agrees_on_each_rule(schema: Any) -> None:
+    """Each rule the one walk checks, broken once (or kept), as the two steps judge it."""
+    _agrees(schema)
+
+
+def test_registration_copy_of_a_circular_or_deep_schema() -> None:
+    """A cycle and a nesting past the one walk's reach take the two steps, with their answer."""
+    circular: dict[str, Any] = {"type": "array"}
+    circular["items"] = circular
+    with pytest.raises(JsonSchemaError):
+        supported_copy(circular)
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(2_000):
+        deep = {"type": "array", "items": deep}
+    with pytest.raises(_Bail):
+        _copy_supported(deep, 0)
+    copy = supported_copy(deep)
+    assert type(copy) is FrozenDict
+    assert canonical_json(copy) == canonical_json(deep)

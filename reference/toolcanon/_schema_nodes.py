@@ -91,9 +91,15 @@ def _build(schema: Any, built: dict[Any, SchemaNode], order: list[SchemaNode]) -
         node = SchemaNode(schema["type"])
         if node.kind == "object":
             declared = schema.get("properties", {})
+            properties = node.properties
+            plain = _PlainLeaves(built, order)
             for key in es_key_order(list(declared)):
-                child = _leaf(declared[key], built, order) or (yield _build(declared[key], built, order))
-                node.properties[key] = child
+                property_schema = declared[key]
+                if len(property_schema) == 1 and "type" in property_schema:
+                    child = plain[property_schema["type"]]
+                else:
+                    child = _leaf(property_schema, built, order) or (yield _build(property_schema, built, order))
+                properties[key] = child
                 children.append(child)
             node.required = tuple(schema.get("required", ()))
             node.closed = schema.get("additionalProperties") is False
@@ -110,12 +116,34 @@ def _build(schema: Any, built: dict[Any, SchemaNode], order: list[SchemaNode]) -
     return node
 
 
+class _PlainLeaves(dict[str, SchemaNode]):
+    """The node of a schema holding a type alone, by type name: the commonest leaf, looked up without a call."""
+
+    __slots__ = ("_built", "_order")
+
+    def __init__(self, built: dict[Any, SchemaNode], order: list[SchemaNode]) -> None:
+        super().__init__()
+        self._built = built
+        self._order = order
+
+    def __missing__(self, kind: str) -> SchemaNode:
+        # an object or array schema of a type alone has no child: its node is a leaf too
+        node = self._built.get((kind,))
+        if node is None:
+            node = self._built[(kind,)] = SchemaNode(kind)
+            self._order.append(node)
+        self[kind] = node
+        return node
+
+
 def _leaf(schema: Any, built: dict[Any, SchemaNode], order: list[SchemaNode]) -> SchemaNode | None:
     """The node of a schema already built or without child schemas (built at once, no walk step), else ``None``.
 
     Leaves that check the same thing share one node (a node knows nothing of where it is), so a wide schema of
     alike properties compiles one check, not one per property.
     """
+    if len(schema) == 1 and "type" in schema and schema["type"] not in {"object", "array"}:
+        return _PlainLeaves(built, order)[schema["type"]]  # a type alone, the commonest leaf: one node per type
     existing = built.get(id(schema))
     if existing is not None:
         return existing

@@ -17,10 +17,19 @@ from toolcanon._schema_kinds import (
 )
 from toolcanon._schema_paths import SchemaPath, schema_path_text
 from toolcanon._schema_walk import Step, run_walk
-from toolcanon._text_cache import TextKeyedCache
+from toolcanon._text_cache import TextKeyedCache, remember_lossless_text
 from toolcanon.errors import JsonSchemaError
-from toolcanon.frozen import FrozenDict
-from toolcanon.jsonvalue import JsonValue, NotLosslessJson, es_key_order, snapshot_json
+from toolcanon.frozen import FrozenDict, FrozenList
+from toolcanon.jsonvalue import (
+    JsonValue,
+    NotLosslessJson,
+    _Bail,
+    _fast_copy,
+    _reordered,
+    es_key_order,
+    is_array_index,
+    snapshot_json,
+)
 
 __all__ = ["assert_object_schema", "assert_supported_schema", "schema_violations", "supported_copy"]
 
@@ -68,8 +77,18 @@ def supported_copy(schema: object, path: str = "schema") -> JsonValue:
     """The frozen copy of a supported schema; raises :class:`JsonSchemaError` like :func:`assert_supported_schema`.
 
     The subset is checked on the copy (the same violations: the walk reads keys in ECMAScript order either way),
-    so the copy's text, remembered by identity, is the one key its compiled forms are cached under.
+    so the copy's text, remembered by identity, is the one key its compiled forms are cached under. A schema
+    that breaks no rule is checked while it is copied, in one walk (:func:`_copy_supported`).
     """
+    try:
+        copy = without_collector(_copy_supported, schema, 0)
+    except (_Bail, RecursionError):
+        pass  # a violation, something the one walk does not take, or a schema too deep for it: the two steps
+    else:
+        text = remember_lossless_text(copy)
+        if text is not None:
+            _CHECKED.put(text, (), path)
+        return copy
     try:
         copy = without_collector(snapshot_json, schema)
     except NotLosslessJson:
@@ -78,6 +97,112 @@ def supported_copy(schema: object, path: str = "schema") -> JsonValue:
         raise AssertionError("a schema that is not lossless JSON passed the subset check") from None
     assert_supported_schema(copy, path)
     return copy
+
+
+# Schema objects nested deeper than this many JSON levels (a property is two) are copied and checked in two steps.
+# Well inside the recursive lossless check's reach, so the copy's text is the one any copy of it is given.
+_COPY_DEPTH: Final = 300
+_NOTHING: Final = frozenset[str]()
+# What each kind of schema object may hold and break no rule: annotations, and its type's shape keywords.
+_ANNOTATION_KEYS: Final = frozenset(ANNOTATIONS)
+_ALLOWED_KEYS: Final[dict[str | None, frozenset[str]]] = {
+    **{name: _ANNOTATION_KEYS | {"type"} | allowed for name, allowed in _PLACEMENT.items()},
+    None: _ANNOTATION_KEYS,  # neither type nor oneOf
+}
+_ONE_OF_KEYS: Final = _ANNOTATION_KEYS | {"oneOf"}
+
+
+def _copy_supported(node: Any, depth: int) -> FrozenDict:
+    """The frozen copy of a schema object that breaks no rule of the subset, made and checked in one walk.
+
+    It raises :class:`_Bail` at the first thing it does not take (any violation, a cycle, a schema nested deeper
+    than it goes); the copy and the walk that names every violation then decide. Whatever it returns is what
+    ``snapshot_json`` returns for ``node``, and the subset walk finds no violation in it.
+    """
+    kind = type(node)
+    if kind is not dict and kind is not FrozenDict:
+        raise _Bail
+    if depth > _COPY_DEPTH:
+        raise _Bail  # deep, or circular
+    copied: dict[str, Any] = {}
+    for key, item in node.items():
+        if type(key) is not str:
+            raise _Bail
+        if key in {"type", "description", "title"}:
+            if type(item) is not str:
+                raise _Bail
+            copied[key] = item
+        elif key == "properties":
+            copied[key] = _copy_properties(item, depth + 1)
+        elif key == "items":
+            copied[key] = _copy_supported(item, depth + 1)
+        elif key == "required":
+            kind = type(item)
+            if kind is not list and kind is not FrozenList:
+                raise _Bail
+            for name in item:
+                if type(name) is not str:
+                    raise _Bail
+            copied[key] = FrozenList(item)
+        elif key == "oneOf":
+            kind = type(item)
+            if (kind is not list and kind is not FrozenList) or len(item) < 2:
+                raise _Bail
+            copied[key] = FrozenList([_copy_supported(branch, depth + 2) for branch in item])
+        elif key == "additionalProperties":
+            if type(item) is not bool:
+                raise _Bail
+            copied[key] = item
+        elif key in {"enum", "const", "default", "examples"}:
+            copied[key] = _fast_copy(item, depth + 1)
+        else:
+            raise _Bail  # not a keyword of the subset
+    type_name = copied.get("type")
+    allowed = _ONE_OF_KEYS if "oneOf" in copied else _ALLOWED_KEYS.get(type_name)  # type beside oneOf: a violation
+    if allowed is None or not copied.keys() <= allowed:
+        raise _Bail
+    if type_name == "object":
+        if "required" in copied:
+            declared = copied.get("properties", _NOTHING)
+            for name in copied["required"]:
+                if name not in declared:
+                    raise _Bail
+    elif type_name in _SCALAR_TYPE_NAMES and len(copied) > 1:
+        _check_scalar_copy(copied, type_name)
+    return FrozenDict(copied)
+
+
+def _copy_properties(declared: Any, depth: int) -> FrozenDict:
+    kind = type(declared)
+    if kind is not dict and kind is not FrozenDict:
+        raise _Bail
+    copied: dict[str, Any] = {}
+    reorder = False
+    depth += 1
+    for key, item in declared.items():
+        if type(key) is not str:
+            raise _Bail
+        if key and "0" <= key[0] <= "9" and is_array_index(key):
+            reorder = True
+        kind = type(item)
+        if (kind is dict or kind is FrozenDict) and len(item) == 1:
+            # the commonest property, a scalar type alone, copied here (a call each would cost a third more)
+            for only, type_name in item.items():
+                if type(only) is str and only == "type" and type(type_name) is str and type_name in _SCALAR_TYPE_NAMES:
+                    copied[key] = FrozenDict(item)
+                else:
+                    copied[key] = _copy_supported(item, depth)
+        else:
+            copied[key] = _copy_supported(item, depth)
+    return _reordered(copied) if reorder else FrozenDict(copied)
+
+
+def _check_scalar_copy(copied: dict[str, Any], type_name: str) -> None:
+    """Raise :class:`_Bail` when a scalar schema's ``enum`` or ``const`` breaks a rule (see :func:`_check_scalar`)."""
+    violations: list[str] = []
+    _check_scalar(copied, type_name, "schema", violations)
+    if violations:
+        raise _Bail
 
 
 def assert_object_schema(schema: object) -> None:

@@ -10,7 +10,7 @@ from toolcanon._collector import without_collector
 from toolcanon.frozen import FrozenDict, FrozenList
 from toolcanon.jsonvalue import NotLosslessJson, _Bail, _fast_check, canonical_json
 
-__all__ = ["TextKeyedCache"]
+__all__ = ["TextKeyedCache", "remember_lossless_text"]
 
 _T = TypeVar("_T")
 
@@ -31,6 +31,11 @@ class TextKeyedCache(Generic[_T]):
         self._held = 0
         self._entries: dict[str, _T] = {}
 
+    def put(self, text: str, compiled: _T, *extra_key: str) -> None:
+        """Hold ``compiled`` as the compiled form of the data whose text (from :func:`remember_lossless_text`) is
+        ``text``."""
+        self._hold(text + "\x00" + "\x00".join(extra_key), compiled)
+
     def get(self, data: Any, compile_: Callable[[Any], _T], *extra_key: str) -> _T:
         """The compiled form of ``data`` (made with ``compile_(data)`` on first sight)."""
         text = _text_of(data)
@@ -42,14 +47,19 @@ class TextKeyedCache(Generic[_T]):
         except KeyError:
             pass
         compiled = compile_(data)
+        self._hold(key, compiled)
+        return compiled
+
+    def _hold(self, key: str, compiled: _T) -> None:
         entries = self._entries
+        if key in entries:
+            return
         while entries and (len(entries) >= self._size or self._held + len(key) > self._budget):
             oldest = next(iter(entries))
             del entries[oldest]
             self._held -= len(oldest)
         entries[key] = compiled
         self._held += len(key)
-        return compiled
 
 
 # Frozen data cannot change, so its text can be remembered by identity (holding the object keeps its id unique),
@@ -67,9 +77,25 @@ def _text_of(data: Any) -> str | None:
     remembered = _RECENT_TEXTS.get(id(data))
     if remembered is not None and remembered[0] is data:
         return remembered[1]
-    global _recent_held
     # the encoder makes a list of items for every object: for a large schema, enough to start full collections
-    text = without_collector(_json_text, data)
+    return _remember(data, without_collector(_json_text, data))
+
+
+def remember_lossless_text(frozen: FrozenDict | FrozenList) -> str | None:
+    """The text of a frozen copy just made from lossless JSON (so not checked again), remembered by identity.
+
+    ``None`` when the encoder cannot write it (too deep for the caller's stack): the text is then made and
+    remembered on first use.
+    """
+    try:
+        text = "j" + without_collector(_encode, frozen)
+    except RecursionError:
+        return None
+    return _remember(frozen, text)
+
+
+def _remember(data: FrozenDict | FrozenList, text: str | None) -> str | None:
+    global _recent_held
     length = len(text) if text is not None else 0
     while _RECENT_TEXTS and (len(_RECENT_TEXTS) >= _RECENT_SIZE or _recent_held + length > _RECENT_BUDGET):
         oldest = _RECENT_TEXTS.pop(next(iter(_RECENT_TEXTS)))[1]

@@ -92,6 +92,8 @@ def is_array_index(key: str) -> bool:
 
 def es_key_order(keys: list[str]) -> list[str]:
     """Order keys as ECMAScript own-property order: array indices ascending, then insertion order."""
+    if not _needs_reorder(keys):
+        return keys
     indices = [k for k in keys if is_array_index(k)]
     if not indices:
         return keys
