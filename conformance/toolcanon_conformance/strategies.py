@@ -23,9 +23,10 @@ from typing import Any, Final, Protocol, TypeVar
 from hypothesis import strategies as st
 
 from toolcanon.jsonvalue import MAX_SAFE_INTEGER, JsonValue, canonical_json, thaw
+from toolcanon.mcp import public_tool_name
 from toolcanon.renderers import FAMILIES
 from toolcanon.schema import Validator, compile_validator, compile_value_schema
-from toolcanon_conformance import seeded
+from toolcanon_conformance import seeded, thresholds
 from toolcanon_conformance.exotic import PYTHON_INEXPRESSIBLE
 from toolcanon_conformance.generate import holds_generator_tags, utf16_length
 from toolcanon_conformance.scenario import FORMAT_VERSION, iter_exotic_tags, scenario_schema
@@ -375,6 +376,9 @@ SCENARIO_CAPABILITIES: Final[tuple[str, ...]] = (
     "cancellation",
     "persistence",
     "nested",
+    "mcp",
+    "spill",
+    "timeout",
     "schemas",
     "first-party-renderers",
     "execution-mode",
@@ -570,6 +574,18 @@ def _paired(first: _Part, second: _Part) -> _Part:
 
 
 _NONE: Final = _seeded(lambda rng: None)
+
+
+def _returning_choice(choice: Any) -> _Builder:
+    return lambda rng: _copied(choice)
+
+
+@lru_cache(maxsize=1024)
+def _chosen(*choices: tuple[int, Any]) -> _Part:
+    """One of ``choices`` (the weight, the choice), as exactly likely as its weight says: one drawn integer
+    (unlike a ``sampled_from`` of repeated items, whose index hypothesis draws towards its ends), shrinking
+    towards the first choice."""
+    return _built(*((weight, _returning_choice(choice)) for weight, choice in choices))
 
 
 def _either(*choices: tuple[int, _Builder]) -> _Builder:
@@ -811,11 +827,13 @@ def _renderers(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
 def _projectors(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
     """Metadata projectors (``None``: none), as :func:`_renderers`."""
     raising = (1, lambda rng: {"kind": "raise", "message": _message(rng)})
+    # define_tool wraps a projector that is not callable: each direct call fails at its metadata (R-REG-1)
+    not_callable = (1, lambda rng: {"kind": "not-callable", "value": seeded.pick(rng, (1, "x", True))})
     if failing:
         if sealed:
-            return _built(raising)
+            return _built(raising, not_callable)
         exotic = _exotic_or_plain_of(kinds)
-        return _built(raising, (1, lambda rng: {"kind": "exotic", "value": exotic(rng)}))
+        return _built(raising, not_callable, (1, lambda rng: {"kind": "exotic", "value": exotic(rng)}))
     choices: list[tuple[int, _Builder]] = [
         (4, lambda rng: None),
         (1, lambda rng: {"kind": "constant", "value": seeded.value(rng, 3)}),
@@ -935,6 +953,384 @@ def _post_execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
     return _built(*actions, *wrapping)
 
 
+# --- policies, MCP tools, registrations and thresholds ---------------------------------------------------
+
+_MCP_SERVER: Final = "fixture"  # the scenario format's MCP server (docs/protocol.md, "MCP tools")
+_IMAGES: Final = (("image/png", "iVBORw0KGgo="), ("image/jpeg", "/9j/4AAQSkZJRg=="), ("image/gif", "R0lGODlh"))
+_BAD_IMAGES: Final = (
+    {"mimeType": "image/bmp", "data": "AAAA"},
+    {"mimeType": "image/png", "data": "AAA"},
+    {"mimeType": "image/png"},
+)
+_ODD_BLOCKS: Final = ({"type": "video"}, {"kind": "no type"}, "not an object", {"type": "text"}, {"type": "audio"})
+# isError: absent most often; exactly true; and values a truthiness slip takes for true (R-MCP-3)
+_IS_ERROR: Final = ((8, None), (3, True), (1, False), (1, 1), (1, "true"), (1, [1]), (1, "null"), (1, 0))
+_STRUCTURED_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+_OUTSIDE_SUBSET: Final = {"type": "object", "patternProperties": {".*": {}}}
+_MCP_RAW_NAMES: Final = ("read.me", "名前", "x" * 60, "a-b_c")
+_TASK_SUPPORT: Final = ("required", "optional", "forbidden")
+_INPUT_SCHEMAS: Final = (
+    {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+    {"type": "object"},
+    {"type": "object", "properties": {"q": {"type": "string", "minLength": 3}}},
+)
+
+
+def _mcp_block(rng: random.Random) -> Any:
+    """One block of an MCP result: mostly text, some images (valid or not), the bridge's other literals."""
+    form = seeded.weighted(
+        rng, ((6, "text"), (3, "image"), (1, "bad-image"), (1, "link"), (1, "audio"), (1, "resource"), (1, "odd"))
+    )
+    if form == "text":
+        return {"type": "text", "text": _message(rng)}
+    if form == "image":
+        media_type, data = seeded.pick(rng, _IMAGES)
+        return {"type": "image", "mimeType": media_type, "data": data}
+    if form == "bad-image":
+        return {"type": "image", **seeded.pick(rng, _BAD_IMAGES)}
+    if form == "link":
+        return _with_optional(rng, {"type": "resource_link", "uri": "file:///spec"}, name=_message)
+    if form == "audio":
+        return {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"}
+    if form == "resource":
+        return {"type": "resource", "resource": _with_optional(rng, {"uri": "file:///r"}, text=_message)}
+    return copy.deepcopy(seeded.pick(rng, _ODD_BLOCKS))
+
+
+def _mcp_spec(rng: random.Random) -> dict[str, Any]:
+    """An MCP fixture: what its server answers (blocks, a legacy result, content that is not a list), its
+    ``isError``, an advertised output schema (in the subset or not) with or without ``structuredContent``, now
+    and then an input schema and an execution mode."""
+    shape = seeded.weighted(rng, ((6, "blocks"), (1, "legacy"), (1, "not-a-list")))
+    response: dict[str, Any] = {}
+    if shape == "blocks":
+        response["content"] = [_mcp_block(rng) for _ in range(rng.randrange(5))]
+    elif shape == "legacy":
+        if seeded.chance(rng, 0.75):
+            response["toolResult"] = seeded.value(rng, 3)
+    else:
+        response["content"] = _message(rng)
+    is_error = seeded.weighted(rng, _IS_ERROR)
+    if is_error is not None:
+        response["isError"] = None if is_error == "null" else copy.deepcopy(is_error)
+    mcp: dict[str, Any] = {}
+    advertised = seeded.weighted(rng, ((4, None), (3, "subset"), (1, "outside")))
+    if advertised == "subset":
+        mcp["outputSchema"] = copy.deepcopy(_STRUCTURED_SCHEMA)
+    elif advertised == "outside":
+        mcp["outputSchema"] = copy.deepcopy(_OUTSIDE_SUBSET)
+    structured = seeded.weighted(rng, ((3, None), (3, "valid"), (1, "invalid"), (1, "any")))
+    if structured == "valid":
+        response["structuredContent"] = {"n": seeded.safe_integer(rng)}
+    elif structured == "invalid":
+        response["structuredContent"] = {"n": seeded.pick(rng, ("one", 2.5, None))}
+    elif structured == "any":
+        response["structuredContent"] = seeded.value(rng, 3)
+    if seeded.chance(rng, 0.2):
+        mcp["inputSchema"] = copy.deepcopy(seeded.pick(rng, _INPUT_SCHEMAS))
+    if seeded.chance(rng, 0.15):
+        mcp["execution"] = {"taskSupport": seeded.pick(rng, _TASK_SUPPORT)}
+    mcp["response"] = response
+    return {"mcp": mcp}
+
+
+_MCP_TOOLS: Final = _seeded(_mcp_spec)
+
+_SOUND_OUTPUT: Final = {"schema": {"type": "json"}, "render": {"kind": "json"}}
+# Fixtures whose registration fails, each one check of R-REG-5's order deciding (or two, the first winning).
+_REFUSED: Final[tuple[dict[str, Any], ...]] = (
+    {"rawParameters": {}, "body": {"kind": "return", "value": 1}},
+    {"rawParameters": {}, "output": {"schema": {"type": "json"}}, "body": {"kind": "return", "value": 1}},
+    {
+        "rawParameters": {},
+        "output": {
+            "rawSchema": {},
+            "render": {"kind": "json"},
+            "presentationMeta": {"kind": "not-callable", "value": 1},
+        },
+        "body": {"kind": "return", "value": 1},
+    },
+    {"rawParameters": {}, "output": {"render": {"kind": "json"}}, "body": {"kind": "return", "value": 1}},
+    {
+        "rawParameters": {},
+        "output": {"schema": {"type": "json"}},
+        "timeoutMs": 0,
+        "body": {"kind": "return", "value": 1},
+    },
+    {"rawParameters": {}, "output": _SOUND_OUTPUT, "timeoutMs": "5", "body": {"kind": "return", "value": 1}},
+    {"rawParameters": {}, "output": _SOUND_OUTPUT, "timeoutMs": -0.5, "body": {"kind": "return", "value": 1}},
+    {"parameters": {}, "output": _SOUND_OUTPUT, "timeoutMs": -1, "body": {"kind": "return", "value": 1}},
+    {
+        "parameters": {},
+        "output": {"schema": {"type": "bogus"}, "render": {"kind": "json"}},
+        "timeoutMs": "10",
+        "body": {"kind": "return", "value": 1},
+    },
+    {"name": "run_code", "parameters": {}, "output": _SOUND_OUTPUT, "body": {"kind": "return", "value": 1}},
+)
+_TWO_REFUSALS: Final[tuple[dict[str, Any], ...]] = (
+    {
+        "rawParameters": {},
+        "output": {"schema": {"type": "json"}},
+        "timeoutMs": -1,
+        "body": {"kind": "return", "value": 1},
+    },
+    {
+        "rawParameters": {},
+        "output": {"rawSchema": {"type": "string", "pattern": "x"}, "render": {"kind": "json"}},
+        "timeoutMs": 0,
+        "body": {"kind": "return", "value": 1},
+    },
+    {
+        "name": "run_code",
+        "rawParameters": {},
+        "output": {"rawSchema": {"type": "date"}, "render": {"kind": "json"}},
+        "body": {"kind": "return", "value": 1},
+    },
+)
+# Output schemas outside the subset, raw (R-SUBSET-*) and in the DSL (R-DSL-*).
+_RAW_OUTSIDE: Final[tuple[Any, ...]] = (
+    5,
+    [{"type": "string"}],
+    {"type": "string", "pattern": "x"},
+    {"type": "string", "description": 5},
+    {"properties": {}},
+    {"type": "string", "oneOf": [{}, {}]},
+    {"oneOf": [{}]},
+    {"oneOf": [{}, 5]},
+    {"type": ["string", "null"]},
+    {"type": "date"},
+    {"type": "string", "items": {}},
+    {"type": "object", "properties": [], "required": ["x"]},
+    {"type": "object", "required": "x", "additionalProperties": 1},
+    {"type": "string", "enum": []},
+    {"type": "integer", "enum": [1, "one"]},
+    {"type": "integer", "const": "one"},
+    {"type": "integer", "enum": [1, 2], "const": 3},
+    {"type": "object", "pattern": 1, "properties": {"a": {"type": "string", "minLength": 1}}, "required": ["b"]},
+    {"type": "array", "items": {"type": "string", "format": "date"}, "minItems": 1},
+)
+_DSL_OUTSIDE: Final[tuple[Any, ...]] = (
+    5,
+    {"type": "string", "pattern": "x"},
+    {"type": "object", "properties": {}},
+    {"type": "bogus"},
+    {},
+    {"type": "string", "oneOf": [{"type": "string"}, {"type": "null"}]},
+    {"oneOf": {"type": "string"}},
+    {"type": "array", "items": 5},
+    {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string", "required": False}}},
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "properties": {"a": {"type": "string", "required": True}, "b": {"type": "x"}},
+    },
+    {"type": "json", "enum": [1]},
+)
+_DSL_PARAMETERS_OUTSIDE: Final[tuple[Any, ...]] = (
+    {"a": {"type": "string", "required": False}},
+    {"a": 5},
+    {"a": {"type": "object", "properties": {}}},
+)
+
+
+def _refused_spec(rng: random.Random) -> dict[str, Any]:
+    """A fixture whose registration fails (a ``registerError``): no output or render, a projector that is not
+    callable on a raw definition, a budget that is not a positive number, a schema outside the subset or the
+    DSL, the reserved name; R-REG-5's order decides which check speaks."""
+    form = seeded.weighted(
+        rng, ((3, "refused"), (3, "budget"), (3, "raw"), (3, "dsl"), (2, "parameters"), (1, "reserved"), (2, "order"))
+    )
+    body = {"kind": "return", "value": 1}
+    if form == "order":  # two checks fail: the earlier one of R-REG-5's order speaks
+        spec = copy.deepcopy(seeded.pick(rng, _TWO_REFUSALS))
+    elif form == "reserved":
+        spec = {"parameters": {}, "output": copy.deepcopy(_SOUND_OUTPUT), "body": body, "name": "run_code"}
+    elif form == "budget":  # up to zero, on a raw definition or through define_tool
+        spec = {"output": copy.deepcopy(_SOUND_OUTPUT), "body": body, "timeoutMs": seeded.pick(rng, (0, -0.5, -1))}
+        spec["parameters" if seeded.chance(rng, 0.5) else "rawParameters"] = {}
+    elif form == "refused":
+        spec = copy.deepcopy(seeded.pick(rng, _REFUSED))
+    elif form == "raw":
+        schema = copy.deepcopy(seeded.pick(rng, _RAW_OUTSIDE))
+        spec = {"rawParameters": {}, "output": {"rawSchema": schema, "render": {"kind": "json"}}, "body": body}
+    elif form == "dsl":
+        schema = copy.deepcopy(seeded.pick(rng, _DSL_OUTSIDE))
+        spec = {"parameters": {}, "output": {"schema": schema, "render": {"kind": "json"}}, "body": body}
+    else:
+        parameters = copy.deepcopy(seeded.pick(rng, _DSL_PARAMETERS_OUTSIDE))
+        spec = {"parameters": parameters, "output": copy.deepcopy(_SOUND_OUTPUT), "body": body}
+    spec["registerError"] = True
+    return spec
+
+
+_REFUSED_TOOLS: Final = _seeded(_refused_spec)
+
+# A tool's timeoutMs: in time (the last budget a timer is armed for among them), firing at once (given only to a
+# body that waits for its abort, and only with the timeout policy installed), past the timer's bound (the wrapper
+# raises), or refused at registration (up to zero).
+_IN_TIME_BUDGETS: Final = (
+    (3, 60_000),
+    (1, thresholds.MAX_TIMER_DELAY_MS - 1),
+    (1, thresholds.MAX_TIMER_DELAY_MS - 0.5),
+    (2, thresholds.MAX_TIMER_DELAY_MS),
+    (1, float(thresholds.MAX_TIMER_DELAY_MS)),
+)
+_FIRING_BUDGETS: Final = ((3, 1), (2, 0.5), (1, 2.5), (1, 1e-7))
+_PAST_TIMER_BUDGETS: Final = (
+    (2, thresholds.MAX_TIMER_DELAY_MS + 0.5),
+    (2, thresholds.MAX_TIMER_DELAY_MS + 1),
+    (1, 1.7976931348623157e308),
+)
+# The spill policy's bound, and how far from it an echoed text lands (in UTF-8 bytes; None: anywhere).
+_SPILL_BOUNDS: Final = ((1, 1), (3, 16), (3, 110), (1, 4096))
+_SPILL_OFFSETS: Final = ((2, -1), (3, 0), (3, 1), (2, None))
+_LAST_CHARACTERS: Final = ("a", "é", "😀", "\ud800", "名")
+
+
+def _sides(last: int, far: int) -> tuple[tuple[int, int], ...]:
+    """A measure just below, at, just above ``last`` (each as likely), and ``far`` past it now and then."""
+    return ((1, last - 1), (1, last), (1, last + 1), (1, far))
+
+
+def _nest(depth: int, leaf: Any, *, in_objects: bool = False, key: str = "a") -> dict[str, Any]:
+    tag: dict[str, Any] = {"$generate": "nest", "depth": depth, "in": "object" if in_objects else "array"}
+    if in_objects:
+        tag["key"] = key
+    tag["leaf"] = leaf
+    return tag
+
+
+def _array_chain(arrays: int, leaf: dict[str, Any]) -> dict[str, Any]:
+    """A schema of ``arrays`` array nodes, each the ``items`` of the one above, ``leaf`` the innermost items."""
+    return {
+        "$generate": "nest",
+        "depth": arrays,
+        "in": "object",
+        "key": "items",
+        "with": {"type": "array"},
+        "leaf": leaf,
+    }
+
+
+def _deep_value(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A value nested just below, at or just above the iterative snapshot's depth (``snapshot-depth``)."""
+    depth = seeded.weighted(rng, _sides(thresholds.FAST_DEPTH + 1, 1000))
+    in_objects = seeded.chance(rng, 0.5)
+    value = _nest(depth, seeded.scalar(rng), in_objects=in_objects, key=seeded.pick(rng, ("a", "0", "10", "😀")))
+    return {"schema": {"type": "json"}}, {"kind": "return", "value": value}
+
+
+def _wide_value(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A first value whose root holds just fewer, as many or just more items than generate the fused walk at
+    once (``fused-items``), typed or not; one item in four of the typed ones breaks its schema."""
+    count = seeded.weighted(rng, _sides(thresholds.FUSED_THRESHOLD - 2, 100))
+    form = seeded.weighted(rng, ((2, "json"), (2, "dsl"), (2, "raw"), (1, "object")))
+    if form == "object":  # written as an object tag where generated values may be
+        member = seeded.pick(rng, (0, "v"))
+        return {"schema": {"type": "json"}}, {
+            "kind": "return",
+            "value": {f"k{index}": member for index in range(count)},
+        }
+    items: list[Any] = [seeded.pick(rng, (0, index)) for index in range(count)]
+    if form != "json" and seeded.chance(rng, 0.25):
+        items[seeded.pick(rng, (0, count // 2, count - 1))] = seeded.pick(rng, ("x", 1.5, None))
+    schema: dict[str, Any] = {"schema": {"type": "json"}}
+    if form == "dsl":
+        schema = {"schema": {"type": "array", "items": {"type": "integer"}}}
+    elif form == "raw":
+        schema = {"rawSchema": {"type": "array", "items": {"type": "integer"}}}
+    return schema, {"kind": "return", "value": items}
+
+
+def _wide_schema(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Objects of just fewer, as many or just more properties than are checked inline (``fused-properties``),
+    63 of them in the first value so that it is fused at once; one flaw now and then (an extra key on a closed
+    object, a wrong type, a missing required property) at the first, a middle or the last item."""
+    count = seeded.weighted(rng, _sides(thresholds.UNROLLED_PROPERTIES, 40))
+    names = [f"p{index}" for index in range(count)]
+    closed = seeded.chance(rng, 0.5)
+    node: dict[str, Any] = {
+        "type": "object",
+        "properties": {name: {"type": "integer"} for name in names},
+        "required": names if seeded.chance(rng, 0.5) else names[::2],
+    }
+    if closed:
+        node["additionalProperties"] = False
+    items = [{name: index for index, name in enumerate(names)} for _ in range(thresholds.FUSED_THRESHOLD - 1)]
+    flaw = seeded.weighted(rng, ((4, None), (1, "extra"), (1, "type"), (1, "missing")))
+    if flaw is not None:
+        item: dict[str, Any] = items[seeded.pick(rng, (0, len(items) // 2, len(items) - 1))]
+        if flaw == "extra":
+            item["extra"] = 1
+        elif flaw == "type":
+            item[names[-1]] = "x"
+        else:
+            del item[names[0]]
+    return {"rawSchema": {"type": "array", "items": node}}, {"kind": "return", "value": items}
+
+
+def _leaf(rng: random.Random, valid: bool) -> Any:
+    return seeded.safe_integer(rng) if valid else seeded.pick(rng, ("x", 1.5, [0], None))
+
+
+def _deep_schema(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An output schema of nested arrays just below, at or just above the validator closures' height
+    (``closure-height``) or the fused walk's depth (``fused-schema-depth``, 63 values in the first so that it is
+    fused at once), and a value as deep: valid, or wrong at its leaf, or an array short."""
+    valid = seeded.chance(rng, 0.75)
+    if seeded.chance(rng, 0.4):
+        height = seeded.weighted(rng, _sides(thresholds.CLOSURE_HEIGHT, 120))
+        arrays, roots = height - 1, 1
+    else:
+        arrays = seeded.weighted(rng, _sides(thresholds.FUSED_SCHEMA_DEPTH + 1, 80))
+        roots = thresholds.FUSED_THRESHOLD - 1
+    schema = _array_chain(arrays, {"type": "integer"})
+    short = not valid and seeded.chance(rng, 0.5)
+    inner = _nest(arrays - 2 if short else arrays - 1, _leaf(rng, valid or short))
+    value = {"$generate": "repeat", "count": roots, "item": inner}
+    return {"rawSchema": schema}, {"kind": "return", "value": value}
+
+
+def _deep_parameters(rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """DSL parameters whose compiled schema is just below, at or just above the validator closures' height
+    (``closure-height``), and arguments as deep (valid, or wrong at the leaf): the tool returns them."""
+    height = seeded.weighted(rng, _sides(thresholds.CLOSURE_HEIGHT, 120))
+    arrays = height - 2  # the root object and the integer leaf are the other two levels
+    parameters = {"items": _array_chain(arrays, {"type": "integer"})}
+    arguments = {"items": _nest(arrays, _leaf(rng, seeded.chance(rng, 0.75)))}
+    return parameters, arguments
+
+
+_THRESHOLD_VALUES: Final = _built((3, _deep_value), (3, _wide_value), (2, _wide_schema), (3, _deep_schema))
+_SHALLOW_THRESHOLD_VALUES: Final = _built((3, _wide_value), (2, _wide_schema))
+_DEEP_PARAMETERS: Final = _seeded(_deep_parameters)
+# Renderers that take any depth of value in both languages (the reference adapter's `keys` does not).
+_DEEP_RENDERERS: Final = _built(
+    (3, _constant(kind="json")),
+    (1, lambda rng: {"kind": "constant", "content": _text_blocks_of(rng)}),
+    (1, _constant(kind="blocks")),
+)
+
+
+def _spill_text(target: int, last: str) -> str:
+    """A text of exactly ``target`` UTF-8 bytes (a lone surrogate counts 3, as ``TextEncoder`` writes U+FFFD)
+    ending in ``last`` (ASCII, two-byte, astral, a lone surrogate, three-byte) when it fits."""
+    size = _utf8_length(last)
+    if target < size:
+        return "a" * max(target, 0)
+    return "a" * (target - size) + last
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 # --- building a scenario -------------------------------------------------------------------------------
 
 _Drawn = TypeVar("_Drawn")
@@ -956,6 +1352,10 @@ class _Tool:
     value: Any = None  # what its body returns, when that is known in advance
     program: bool = False
     nested_calls: int = 0
+    call_name: str = ""  # the name its calls use (an MCP tool's public name, a shared name)
+    registered: bool = True  # registration is expected to succeed
+    arguments: Any = None  # the arguments its calls pass, when they are its own (deep parameters)
+    echo: str | None = None  # an echo of its text argument: the prefix its renderer puts before it
 
 
 @dataclass(slots=True)
@@ -967,6 +1367,7 @@ class _Step:
     tainted: bool = False
     exotic_arguments: bool = False
     nested_calls: int = 0
+    call_id: str | None = None  # its call's own callId, when it has one (else the step id)
 
 
 class ScenarioBuilder:
@@ -1009,6 +1410,9 @@ class ScenarioBuilder:
         self._model_step_tools: set[str] = set()  # the tools a model step calls: they stay exclusive
         self.approval: dict[str, Any] | None = None
         self.change_listener: dict[str, Any] | None = None
+        self.spill: dict[str, Any] | None = None
+        self.attachments: dict[str, Any] | None = None
+        self.timeout: dict[str, Any] | None = None
 
     def allows(self, capability: str) -> bool:
         """Whether generated parts may need ``capability``."""
@@ -1039,6 +1443,9 @@ class ScenarioBuilder:
             document["approval"] = _copied(self.approval)
         if self.change_listener is not None:
             document["changeListener"] = _copied(self.change_listener)
+        for member, service in (("spill", self.spill), ("attachments", self.attachments), ("timeout", self.timeout)):
+            if service is not None:
+                document[member] = _copied(service)
         if self.allows("generated-values"):
             _write_compactly(document)
         document["requires"] = _requirements(document)
@@ -1071,17 +1478,51 @@ class ScenarioBuilder:
         raise_on = draw(_notification_numbers(2 * len(self.tools) + 3))
         self.change_listener = {"raiseOn": sorted(raise_on), "message": _messages().draw(draw)}
 
+    def add_spill(self, draw: Draw) -> None:
+        """Install the spill policy (when allowed) with a bound echo tools' calls land at, below or above."""
+        if self.allows("spill"):
+            self.spill = {"maxBytes": _chosen(*_SPILL_BOUNDS).draw(draw)}
+
+    def add_timeout(self, draw: Draw) -> None:
+        """Install the timeout policy (when allowed): from now on a tool may declare a budget that fires."""
+        if self.allows("timeout"):
+            self.timeout = {}
+
+    def add_attachments(self, draw: Draw) -> None:
+        """Admit MCP images (when allowed): an attachment store, every call's agent routed to image input."""
+        if self.allows("mcp"):
+            self.attachments = {}
+
     # --- tools ----------------------------------------------------------------------------------------
 
     def add_tool(self, draw: Draw) -> str:
-        """Add a fixture tool (a plain, canary, program or first-party one) and return its name.
+        """Add a fixture tool (a plain, canary, program, first-party, echo, threshold or MCP one, or one whose
+        registration fails or that is never registered) and return its key.
 
         Most tools are sound; a third have one flaw that makes their calls fail in a way of its own (a raising
         or exotic renderer or projector, a raising body or one returning exotic values, a raising finalizer, an
-        abort).
+        abort). A tool with a body may declare a ``timeoutMs``: in time, past the timer's bound, or (with the
+        timeout policy installed) one that fires on a body waiting for its abort.
         """
         name = f"t{len(self.tools)}"
-        callable_tools = any(not known.program for known in self._tools.values())
+        originals = [key for key, known in self._tools.items() if known.registered and "mcp" not in self.tools[key]]
+        special = _chosen(
+            (20, None),
+            (3 if self.allows("mcp") else 0, "mcp"),
+            (3, "refused"),
+            (1, "unregistered"),
+            (1 if originals else 0, "duplicate"),
+            (6, "threshold"),
+            (self._echo_weight(), "echo"),
+        ).draw(draw)
+        if special == "mcp":
+            return self._add_mcp_tool(draw, name)
+        if special == "refused":
+            refused: dict[str, Any] = _REFUSED_TOOLS.draw(draw)
+            self.tools[name] = refused
+            self._tools[name] = _Tool(0, call_name=refused.get("name", name), registered=False)
+            return name
+        callable_tools = any(not known.program and known.registered for known in self._tools.values())
         kinds = (
             (3, "plain"),
             (3, "canary"),
@@ -1097,11 +1538,27 @@ class ScenarioBuilder:
             (1 if self.allows("cancellation") else 0, "abort"),
         )
         kind, flaw, parameters = draw(_combined(kinds, flaws, _PARAMETER_MAPS))
-        tool = _Tool(parameters)
+        if special in ("threshold", "echo"):
+            kind = "plain"
+            flaw = flaw if flaw in ("finalizer", "abort") else None
+        tool = _Tool(parameters, call_name=name)
         exotic_kinds = self.exotic_kinds
         schema: dict[str, Any] = {"schema": {"type": "json"}}
         first_party: dict[str, Any] | None = None
-        if kind == "program":
+        parameter_map: Any = _copied(_PARAMETERS[parameters][0])
+        if special == "threshold":
+            deep = self.allows("generated-values")
+            if deep and draw(_weighted((4, False), (1, True))):
+                parameter_map, tool.arguments = _DEEP_PARAMETERS.draw(draw)
+                terminal: dict[str, Any] = {"kind": "return-arg", "arg": "items"}
+            else:
+                schema, terminal = (_THRESHOLD_VALUES if deep else _SHALLOW_THRESHOLD_VALUES).draw(draw)
+        elif special == "echo":
+            tool.parameters = parameters = 2  # {text: a required string}
+            parameter_map = _copied(_PARAMETERS[parameters][0])
+            schema = {"schema": {"type": "string"}}
+            terminal = {"kind": "return-arg", "arg": "text", "default": ""}
+        elif kind == "program":
             terminal = self._program(draw, tool)
         elif flaw == "body":
             invalid = kind == "plain" and bool(exotic_kinds) and draw(_BOOLEANS)
@@ -1127,6 +1584,11 @@ class ScenarioBuilder:
             _renderers(exotic_kinds, sealed, flaw == "render"), _projectors(exotic_kinds, sealed, flaw == "projector")
         )
         render, projector = presentation.draw(draw)
+        if special == "threshold":
+            render, projector = _DEEP_RENDERERS.draw(draw), None
+        elif special == "echo":
+            tool.echo = draw(_sampled(("", "out: ", "😀 ")))
+            render, projector = {"kind": "text", "prefix": tool.echo}, None
         output: dict[str, Any] = {**schema, "render": render}
         if first_party is not None and flaw != "render":
             output["render"] = first_party
@@ -1136,25 +1598,72 @@ class ScenarioBuilder:
         finalizers = _finalizers(flaw == "finalizer") if finalizing else _NONE
         effects, finalizer = _paired(_effects(flaw == "abort"), finalizers).draw(draw)
         spec: dict[str, Any] = {
-            "parameters": _copied(_PARAMETERS[parameters][0]),
+            "parameters": parameter_map,
             "output": output,
             "body": _behind(terminal, effects),
         }
         if finalizer is not None:
             spec["finalizeContent"] = finalizer
+        self._add_budget(draw, spec)
+        if draw(_weighted((6, False), (1, True))):
+            spec["description"] = _messages().draw(draw)
+        if special == "unregistered":
+            spec["register"] = False
+            tool.registered = False
+        elif special == "duplicate":
+            # registered under an earlier tool's name: refused, and its calls would reach the earlier tool
+            spec["name"] = tool.call_name = self._tools[_one_of(draw, originals)].call_name
+            spec["registerError"] = True
+            tool.registered = False
         self.tools[name] = spec
         self._tools[name] = tool
         return name
 
+    def _echo_weight(self) -> int:
+        """Echo tools are what the spill bound is judged on: one is all but sure once the policy is installed."""
+        if self.spill is None:
+            return 1
+        return 4 if any(known.echo is not None for known in self._tools.values()) else 40
+
+    def _add_mcp_tool(self, draw: Draw, key: str) -> str:
+        """An MCP fixture, under its key or (now and then) a raw name the bridge must sanitize."""
+        spec = _MCP_TOOLS.draw(draw)
+        raw_name = draw(_weighted((6, None), *((1, raw) for raw in _MCP_RAW_NAMES)))
+        if raw_name is not None:
+            spec["name"] = raw_name
+        call_name = public_tool_name(_MCP_SERVER, raw_name if raw_name is not None else key)
+        self.tools[key] = spec
+        self._tools[key] = _Tool(0, call_name=call_name)
+        return key
+
+    def _add_budget(self, draw: Draw, spec: dict[str, Any]) -> None:
+        """Now and then a ``timeoutMs``: in time, past the timer's bound, or firing on a body made to wait for its
+        abort first (only with the timeout policy installed, which then aborts it)."""
+        fires = self.timeout is not None and self.allows("cancellation")
+        budget = _chosen((10, None), (3, "in-time"), (4 if fires else 0, "fires"), (2, "past")).draw(draw)
+        if budget == "in-time":
+            spec["timeoutMs"] = _chosen(*_IN_TIME_BUDGETS).draw(draw)
+        elif budget == "past":
+            spec["timeoutMs"] = _chosen(*_PAST_TIMER_BUDGETS).draw(draw)
+        elif budget == "fires":
+            spec["timeoutMs"] = _chosen(*_FIRING_BUDGETS).draw(draw)
+            # the caller may abort too: before the deadline (ABORTED stays) or after it fired (TOOL_TIMEOUT stays)
+            caller = _chosen((3, None), (1, "before"), (1, "after")).draw(draw)
+            waits = {"kind": "await-abort", "then": spec["body"]}
+            if caller == "after":
+                waits["then"] = {"kind": "abort-caller", "then": spec["body"]}
+            spec["body"] = {"kind": "abort-caller", "then": waits} if caller == "before" else waits
+
     def _program(self, draw: Draw, tool: _Tool) -> dict[str, Any]:
         # Only tools that are not programs: a program calling a program could recurse for ever.
-        targets = [name for name, known in self._tools.items() if not known.program]
+        targets = [name for name, known in self._tools.items() if not known.program and self._callable(name)]
         names = draw(_program_calls(tuple(targets)))
         calls = []
         for target in names:
             known = self._tools.get(target)
-            arguments = (_argument_values(known.parameters) if known is not None else _plain(3)).draw(draw)
-            calls.append({"name": target, "arguments": arguments})
+            exotic = bool(self.exotic_kinds) and _chosen((8, False), (1, True)).draw(draw)
+            arguments = _exotic(self.exotic_kinds).draw(draw) if exotic else self._arguments_for(draw, known, 3)
+            calls.append({"name": known.call_name if known is not None else target, "arguments": arguments})
             tool.tainted = tool.tainted or (known is not None and known.tainted)
         tool.program = True
         tool.nested_calls = len(calls)
@@ -1163,6 +1672,18 @@ class ScenarioBuilder:
         if result is not None:
             program["result"] = result
         return program
+
+    def _callable(self, key: str) -> bool:
+        """Whether calls may name the tool of ``key``: not when it shares an earlier tool's name, since its calls
+        would reach that tool, whose value the builder would not know."""
+        known = self._tools[key]
+        return known.registered or key == known.call_name
+
+    def _arguments_for(self, draw: Draw, known: _Tool | None, max_leaves: int) -> Any:
+        """Arguments a call of ``known`` passes: its own when it has them, else ones its parameters accept."""
+        if known is not None and known.arguments is not None:
+            return _copied(known.arguments)
+        return (_argument_values(known.parameters) if known is not None else _plain(max_leaves)).draw(draw)
 
     # --- steps ----------------------------------------------------------------------------------------
 
@@ -1210,30 +1731,48 @@ class ScenarioBuilder:
             (1 if self.allows("cancellation") else 0, "abort-before"),
         )
         # One draw: the flaw, whether an agent makes the call, and which tool it calls (ignored when unknown).
-        tools = tuple((1, name) for name in self.tools) or ((1, _UNKNOWN_TOOL),)
+        tools = tuple((1, name) for name in self.tools if self._callable(name)) or ((1, _UNKNOWN_TOOL),)
         flaw, agent, name = draw(_combined(flaws, _AGENTS, tools))
         if flaw == "unknown-tool":
             name = _UNKNOWN_TOOL
         known = self._tools.get(name)
+        call_name = known.call_name if known is not None else name
+        if known is not None and not known.registered:
+            known = None  # a call of a name no tool answers to
         if flaw == "invalid-arguments":
             arguments = _invalid_arguments().draw(draw)
         elif flaw == "exotic-arguments":
             arguments = _exotic(self.exotic_kinds).draw(draw)
+        elif known is not None and known.echo is not None and self.spill is not None:
+            arguments = {"text": self._spill_edge(draw, known.echo)}
         else:
-            arguments = (_argument_values(known.parameters) if known is not None else _plain(2)).draw(draw)
+            arguments = self._arguments_for(draw, known, 2)
         step = self._new_step("call")
         if known is not None:
             step.tainted, step.nested_calls, step.value = known.tainted, known.nested_calls, known.value
         step.arguments = arguments
         step.exotic_arguments = not _has_no_tag(arguments)
-        call: dict[str, Any] = {"name": name, "arguments": arguments}
+        call: dict[str, Any] = {"name": call_name, "arguments": arguments}
         if agent:
             call["agent"] = _AGENT
+        if draw(_weighted((6, False), (1, True))):
+            step.call_id = call["callId"] = f"{step.id}-{draw(_sampled(('x', '名', '😀')))}"
         document: dict[str, Any] = {"id": step.id, "call": call}
         if flaw == "abort-before":
             document["abort"] = "before"
         self.steps.append(document)
         return step.id
+
+    def _spill_edge(self, draw: Draw, prefix: str) -> str:
+        """An echo tool's text: its content (the prefix and the text) lands just below, at or just above the
+        spill bound, or anywhere."""
+        assert self.spill is not None
+        offset = _chosen(*_SPILL_OFFSETS).draw(draw)
+        if offset is None:
+            message: str = _messages().draw(draw)
+            return message
+        target = self.spill["maxBytes"] + offset - _utf8_length(prefix)
+        return _spill_text(target, draw(_sampled(_LAST_CHARACTERS)))
 
     def add_probe(self, draw: Draw) -> str:
         """Add a freeze probe of an earlier call's value, content or arguments (adding a call if none)."""
@@ -1282,7 +1821,9 @@ class ScenarioBuilder:
         argument text (mostly the JSON of arguments the tool accepts, else text the agent loop keeps as it is or
         reads as something else), always with the agent the agent loop runs a step for, sometimes aborted before its
         first call. It calls exclusive tools only: the loop runs concurrency-safe ones in a pool."""
-        exclusive = [name for name, spec in self.tools.items() if "concurrencySafe" not in spec]
+        exclusive = [
+            name for name, spec in self.tools.items() if "concurrencySafe" not in spec and self._callable(name)
+        ]
         tools = tuple((1, name) for name in exclusive) or ((1, _UNKNOWN_TOOL),)
         count = draw(_integers(1, 3))
         step = self._new_step("modelStep")
@@ -1296,10 +1837,12 @@ class ScenarioBuilder:
             if literal:
                 raw = draw(_sampled(_RAW_ARGUMENTS))
             else:
+                # raw text holds no generator tag: a tool's own (tagged) arguments are not used here
                 arguments = (_argument_values(known.parameters) if known is not None else _plain(2)).draw(draw)
                 raw = canonical_json(arguments)
-            calls.append({"callId": f"{step.id}-{index + 1}", "name": name, "arguments": raw})
-        self._model_step_tools.update(call["name"] for call in calls)
+            call_name = known.call_name if known is not None else name
+            calls.append({"callId": f"{step.id}-{index + 1}", "name": call_name, "arguments": raw})
+            self._model_step_tools.add(name)
         model_step: dict[str, Any] = {"calls": calls, "agent": _AGENT}
         flaw = draw(_weighted((5, False), (1 if self.allows("cancellation") else 0, True)))
         document: dict[str, Any] = {"id": step.id, "modelStep": model_step}
@@ -1321,7 +1864,7 @@ class ScenarioBuilder:
 
     def add_execution_mode(self, draw: Draw) -> str:
         """Ask the execution mode of a call of a fixture (given a drawn ``concurrencySafe`` if it has none)."""
-        names = [name for name, spec in self.tools.items() if "body" in spec]
+        names = [name for name, spec in self.tools.items() if "body" in spec and self._callable(name)]
         name = draw(_sampled((*names, _UNKNOWN_TOOL)))
         if (
             name != _UNKNOWN_TOOL
@@ -1334,7 +1877,8 @@ class ScenarioBuilder:
             )
         arguments = ({}, {"a": True}, {"a": 1})[draw(_integers(0, 2))]
         step = self._new_step("executionMode")
-        self.steps.append({"id": step.id, "executionMode": {"name": name, "arguments": arguments}})
+        call_name = self._tools[name].call_name if name in self._tools else name
+        self.steps.append({"id": step.id, "executionMode": {"name": call_name, "arguments": arguments}})
         return step.id
 
     def add_schemas(self) -> str:
@@ -1349,7 +1893,9 @@ class ScenarioBuilder:
         """Add a hook at a drawn stage, for every call or only for some calls (direct or nested)."""
         stages = ["pre-execute", "result-observer"]
         stages += [stage for capability, stage in _HOOK_STAGES if self.allows(capability)]
-        nested = [f"{step.id}:code:{n}" for step in self._steps for n in range(1, step.nested_calls + 1)]
+        nested = [
+            f"{step.call_id or step.id}:code:{n}" for step in self._steps for n in range(1, step.nested_calls + 1)
+        ]
         names = self.call_steps + nested
         # Mostly for some calls only, when there are calls to name.
         filters = ((1, False), (3, True)) if names else ((1, False),)
@@ -1445,6 +1991,9 @@ def _compacted(value: Any, top: bool = False) -> Any:
         if "$exotic" in value or "$generate" in value:
             return value
         members = {key: _compacted(item) for key, item in value.items()}
+        generated = _object_tag(members)
+        if generated is not None:
+            return generated
         if len(members) == 1 and not top:
             ((key, item),) = members.items()
             return {"$generate": "nest", "depth": 1, "in": "object", "key": key, "leaf": item}
@@ -1459,6 +2008,21 @@ def _compacted(value: Any, top: bool = False) -> Any:
     if isinstance(value, str) and len(value) >= 2 and len(set(value)) == 1:
         return {"$generate": "string", "length": utf16_length(value), "unit": value[0]}
     return value
+
+
+def _object_tag(members: dict[str, Any]) -> dict[str, Any] | None:
+    """An ``object`` tag for members ``<prefix>0``, ``<prefix>1``, … that are all one scalar, else ``None``."""
+    if len(members) < 2:
+        return None
+    first, item = next(iter(members.items()))
+    prefix = first[:-1]
+    if not first.endswith("0") or isinstance(item, (dict, list)):
+        return None
+    if list(members) != [f"{prefix}{index}" for index in range(len(members))]:
+        return None
+    if any(type(other) is not type(item) or other != item for other in members.values()):
+        return None
+    return {"$generate": "object", "count": len(members), "key": prefix, "value": item}
 
 
 def _container_paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[list[str | int]]:
@@ -1510,6 +2074,9 @@ def _requirements(document: Mapping[str, Any]) -> list[str]:
         needed.add("model-step")
     if "approval" in document:
         needed.add("approval")
+    if "attachments" in document or any("mcp" in tool for tool in document["tools"].values()):
+        needed.add("mcp")
+    needed.update(policy for policy in ("spill", "timeout") if policy in document)
     if any("schemas" in step for step in document["steps"]):
         needed.add("schemas")
     if any("executionMode" in step for step in document["steps"]) or any(
@@ -1519,6 +2086,9 @@ def _requirements(document: Mapping[str, Any]) -> list[str]:
     if holds_generator_tags(document):
         needed.add("generated-values")
     return [capability for capability in SCENARIO_CAPABILITIES if capability in needed]
+
+
+_SERVICE: Final = ((5, False), (1, True))  # each policy: in one scenario of six
 
 
 @st.composite
@@ -1531,6 +2101,16 @@ def _scenario(
     max_hooks: int,
 ) -> dict[str, Any]:
     builder = ScenarioBuilder(capabilities=capabilities, exotic_kinds=exotic_kinds)
+    # The policies come first: a tool's budget that fires, and an echo's text at the spill bound, depend on them.
+    timeout, spill, attachments = _chosen(
+        *((a * b * c, (x, y, z)) for a, x in _SERVICE for b, y in _SERVICE for c, z in _SERVICE)
+    ).draw(draw)
+    if timeout:
+        builder.add_timeout(draw)
+    if spill:
+        builder.add_spill(draw)
+    if attachments:
+        builder.add_attachments(draw)
     for _ in range(draw(_integers(1, max_tools))):
         _in_span(draw, builder.add_tool)
     for _ in range(draw(_integers(1, max_steps))):
