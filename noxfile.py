@@ -14,6 +14,7 @@ import nox
 
 sys.path.insert(0, str(Path(__file__).parent / "tools"))
 from original_node import NodeUnavailable, original_node  # the one place that picks the original's Node
+from releases import RELEASES, release_folder  # the original's published releases, a folder each
 
 # uv makes a venv and installs into it in seconds (pip takes some twenty); plain venv and pip where uv is missing.
 nox.options.default_venv_backend = "uv|venv"
@@ -241,55 +242,63 @@ def wheels(session: nox.Session) -> None:
     session.log(f"built and checked: {', '.join(sorted(path.name for path in dist.iterdir()))}")
 
 
-def _node(session: nox.Session) -> str:
-    """The Node that runs the original (``tools/original_node.py``); a one-line error saying what to do otherwise."""
+def _node(session: nox.Session, folder: Path = UPSTREAM) -> str:
+    """The Node that runs the original's packages in ``folder`` (``tools/original_node.py``); a one-line error
+    saying what to do otherwise."""
     try:
-        node = original_node()
+        node = original_node(folder.absolute())
     except NodeUnavailable as error:
         session.error(str(error))
     return os.path.relpath(node) if node.is_relative_to(Path.cwd()) else str(node)
 
 
-def _node_modules(session: nox.Session) -> str:
-    """The upstream folder's packages installed as its lock file pins them (the pinned Node among them), then
-    the Node that runs the original (as :func:`_node`)."""
-    lock, installed = UPSTREAM / "package-lock.json", UPSTREAM / "node_modules" / ".package-lock.json"
+def _node_modules(session: nox.Session, folder: Path = UPSTREAM) -> str:
+    """The packages of ``folder`` (the upstream folder, or a release's) installed as its lock file pins them (the
+    pinned Node among them), then the Node that runs them (as :func:`_node`)."""
+    lock, installed = folder / "package-lock.json", folder / "node_modules" / ".package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        session.log(f"{UPSTREAM}/node_modules is current")
+        session.log(f"{folder}/node_modules is current")
     elif shutil.which("npm") is None:
         session.error("npm is not installed: install npm (Debian: apt-get install nodejs npm)")
     else:
-        session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(UPSTREAM), external=True)
-    node = _node(session)
-    session.log(f"the original runs on {node}")
+        # in the folder, so that npm reads its .npmrc (a release's folder installs with legacy-peer-deps)
+        with session.chdir(folder):
+            session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+    node = _node(session, folder)
+    session.log(f"{folder} runs on {node}")
     return node
 
 
 @nox.session
 def upstream(session: nox.Session) -> None:
-    """Check the original TypeScript implementation against its strict baseline, beside the reference.
+    """Check every published release of the original TypeScript implementation against its strict baseline,
+    beside the reference.
 
-    One run judges both (the baseline pairs with the original, the implementation before it) and writes their
-    side-by-side report; ``-- ARGS`` are passed to ``toolcanon check`` (``-k``, ``--rule``, …).
+    One run judges the reference, then each release in version order (``tools/releases.py``: the upstream folder
+    pins 0.1.0-rc.8, ``releases/<version>/`` each other one, its own lock and baseline, through the same adapter
+    given ``--release <version>``); each baseline pairs with the release before it. It writes the side-by-side
+    report, HTML and JSON, with the trend by release, and prints the trend; ``-- ARGS`` are passed to ``toolcanon
+    check`` (``-k``, ``--rule``, …).
     """
-    node = _node_modules(session)
+    targets: list[str] = []
+    for release in RELEASES:
+        folder = release_folder(release).relative_to(Path.cwd())
+        node = _node_modules(session, folder)
+        chosen = [] if folder == UPSTREAM else ["--release", release]
+        targets += ["--impl-cmd", shlex.join([node, str(UPSTREAM_ADAPTER), *chosen])]
+        targets += ["--baseline", str(folder / "baseline.json")]
     _install(session)
-    report = Path(session.create_tmp()) / "upstream.html"
-    session.run(
-        "toolcanon",
-        "check",
-        "--impl",
-        "toolcanon_conformance.adapters.reference:implementation",
-        "--impl-cmd",
-        shlex.join([node, str(UPSTREAM_ADAPTER)]),
-        "--baseline",
-        str(UPSTREAM / "baseline.json"),
-        "--validate-protocol",
-        "--report",
-        str(report),
-        *session.posargs,
-    )
-    session.log(f"side-by-side report: {report}")
+    reports = Path(session.create_tmp())
+    report, data = reports / "upstream.html", reports / "upstream.json"
+    reference = ["--impl", "toolcanon_conformance.adapters.reference:implementation"]
+    arguments = [*reference, *targets, "--validate-protocol", "--report", str(data), *session.posargs]
+    try:
+        session.run("toolcanon", "check", *arguments)
+    finally:  # a failing check still leaves its report and trend, which show what failed where
+        if data.is_file():
+            session.run("toolcanon", "report", str(data), "--format", "html", "-o", str(report))
+            session.run("toolcanon", "report", str(data), "--format", "trend")
+            session.log(f"side-by-side report: {report}")
 
 
 @nox.session(name="upstream-renderers", venv_backend="none")

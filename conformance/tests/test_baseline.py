@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcanon_conformance.baseline import Baseline, BaselineError, Intent
+from toolcanon_conformance.baseline import Baseline, BaselineError, Change, Intent
 from toolcanon_conformance.diff import Difference, parse_path
 
 
@@ -61,12 +61,18 @@ def test_kinds_and_intents_round_trip() -> None:
             {"scenario": "d", "kind": "deviation", "reason": "r", "intent": {"source": "src/a.ts", "quote": "q"}},
             {"scenario": "h", "paths": ["$.a"], "kind": "host-limit", "reason": "Node 22: past 1,600 levels"},
             {"scenario": "old", "reason": "format 1 without a kind"},
+            {"scenario": "p", "kind": "predates", "reason": "r", **CHANGE},
         ],
     }
     loaded = Baseline.from_json(data)
+    assert loaded.entries["p"].kind == "predates" and loaded.entries["p"].change == Change("0.2.0", "lib/a.js", "q")
     assert loaded.entries["d"].kind == "deviation" and loaded.entries["d"].intent == Intent("src/a.ts", "q")
     assert loaded.entries["h"].kind == "host-limit" and loaded.entries["old"].kind is None
     assert loaded.to_json() == data
+
+
+#: A change a release predates: the later release, the file of its package and the lines that bring it.
+CHANGE = {"change": {"release": "0.2.0", "source": "lib/a.js", "quote": "q"}}
 
 
 @pytest.mark.parametrize(
@@ -79,7 +85,7 @@ def test_kinds_and_intents_round_trip() -> None:
         *(
             ({"formatVersion": 1, "knownFailures": [{"scenario": "s", "reason": "r", **entry}]}, words)
             for entry, words in [
-                ({"kind": "bug"}, "s: kind 'bug' is neither 'deviation' .* nor 'host-limit'"),
+                ({"kind": "bug"}, "s: kind 'bug' is neither 'deviation' .*, 'host-limit' .* nor 'predates'"),
                 ({"kind": ""}, "s: kind '' is neither"),
                 ({"kind": None}, "s: kind None is neither"),
                 ({"kind": "deviation"}, "s: a deviation quotes the intent it contradicts: no intent"),
@@ -90,6 +96,11 @@ def test_kinds_and_intents_round_trip() -> None:
                 ({"kind": "host-limit", "intent": {"source": "a.ts", "quote": "q"}}, "s: only a deviation quotes"),
                 ({"intent": {"source": "a.ts", "quote": "q"}}, "s: only a deviation quotes an intent"),
                 ({"kind": "host-limit", "reason": " "}, "s: a host limit names the engine and its measured limit"),
+                ({"kind": "predates"}, r"s: a release that predates a change quotes it: no change \{release"),
+                ({"kind": "deviation", "intent": {"source": "a.ts", "quote": "q"}, **CHANGE}, "s: only an entry of"),
+                (CHANGE, "s: only an entry of kind 'predates' quotes a change"),
+                ({"kind": "predates", "change": {"release": "1", "source": "a.js"}}, "quote"),
+                ({"kind": "predates", "change": {"release": "1", "source": "/a.js", "quote": "q"}}, r"change\.source"),
             ]
         ),
     ],

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -20,7 +21,15 @@ import pytest
 from toolcanon_conformance.baseline import KINDS, Baseline, Intent, KnownFailure
 
 ROOT = Path(__file__).resolve().parents[2]
-BASELINES = sorted((ROOT / "implementations").glob("*/baseline.json"))
+sys.path.insert(0, str(ROOT / "tools"))
+try:
+    import releases
+finally:
+    sys.path.remove(str(ROOT / "tools"))
+
+BASELINES = sorted((ROOT / "implementations").glob("*/baseline.json")) + sorted(
+    (ROOT / "implementations").glob("*/releases/*/baseline.json")
+)
 RENDERER_BASELINES = sorted((ROOT / "implementations").glob("*/renderer-baseline.json"))
 
 ORIGINAL_COMMIT = "611615650f1bd789dc83cedc428acc17934614d3"
@@ -90,6 +99,8 @@ def test_every_entry_names_its_kind(file: Path) -> None:
             assert entry.kind is None, f"{entry.scenario} has its kind now: take it out of UNCLASSIFIED"
             continue
         assert entry.kind in KINDS, f"{entry.scenario}: an entry of the kit's baseline names its kind, one of {KINDS}"
+        if entry.kind == "predates":
+            assert entry.change is not None and entry.change.quote.strip(), f"{entry.scenario} quotes no change"
         if entry.kind == "host-limit":
             assert re.search(r"\b(Node|V8)\b", entry.reason), f"{entry.scenario}: a host limit names the engine"
             measured = re.search(r"\b(past|beyond|up to|over) (about )?\d", entry.reason)
@@ -140,6 +151,36 @@ def test_a_deviation_quotes_words_the_judged_release_holds(implementation: str, 
     assert flattened(entry.intent.quote) in text, f"{entry.scenario}: the quote is in no file of the judged release"
     words = entry.intent.quote.split()
     assert flattened(" ".join([*words[:-1], "never", words[-1]])) not in text
+
+
+def predating() -> list[tuple[Path, KnownFailure]]:
+    return [(file, entry) for file in BASELINES for entry in entries_of(file) if entry.kind == "predates"]
+
+
+def test_there_are_releases_that_predate_a_rule() -> None:
+    assert predating()
+
+
+def _installed(folder: Path, source: str) -> str:
+    """``source`` of the original's registry package as ``folder``'s ``npm ci`` installs it (skips without it)."""
+    file = folder / "node_modules" / "@deepseek-ai" / "dsh-tools" / source
+    if not file.is_file():
+        pytest.skip(f"missing capability: the original's packages are not installed in {folder} ({file} is absent)")
+    return flattened(file.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("file", "entry"), predating(), ids=lambda value: getattr(value, "scenario", None))
+def test_a_release_that_predates_a_change_lacks_the_lines_a_later_release_brings(
+    file: Path, entry: KnownFailure
+) -> None:
+    """The quoted lines stand in the release that brings them and not in the release whose entry quotes them."""
+    assert entry.change is not None
+    later = _installed(releases.release_folder(entry.change.release), entry.change.source)
+    own = _installed(file.parent, entry.change.source)
+    quote = flattened(entry.change.quote)
+    assert quote in later, f"{entry.scenario}: the quote is not in {entry.change.release}'s {entry.change.source}"
+    assert quote not in own, f"{entry.scenario}: {file.parent.name} holds the change it is said to predate"
+    assert releases.RELEASES.index(file.parent.name) < releases.RELEASES.index(entry.change.release)
 
 
 def test_a_quote_may_span_comment_lines_but_not_change_a_word() -> None:

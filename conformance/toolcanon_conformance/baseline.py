@@ -17,8 +17,15 @@ run, and so does a stale entry: a listed scenario that now passes, a listed path
 more, or a scenario id that does not exist.
 
 An entry may name its ``kind``: ``"deviation"``, where the implementation contradicts a written intent of its
-own, quoted in ``intent`` (``source``: a file of its repository or ``"design note"``; ``quote``: the text), or
-``"host-limit"``, a limit of the engine it runs on, which its ``reason`` names with the measured limit.
+own, quoted in ``intent`` (``source``: a file of its repository or ``"design note"``; ``quote``: the text),
+``"host-limit"``, a limit of the engine it runs on, which its ``reason`` names with the measured limit, or
+``"predates"``, a release published before the implementation adopted what a rule requires, which quotes in
+``change`` the lines of the later release that bring it (``release``, ``source``: a file of that release's
+package, ``quote``)::
+
+       {"scenario": "nest-image-forwarded", "paths": ["$.steps.p.result.additionalContexts"], "kind": "predates",
+        "reason": "0.1.0-rc.7 forwards a nested call's image content",
+        "change": {"release": "0.1.0-rc.7", "source": "lib/index.js", "quote": "exec.deferContext(createUserMessage({"}}
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ __all__ = [
     "Baseline",
     "BaselineError",
     "BaselineProblem",
+    "Change",
     "Intent",
     "Kind",
     "KnownFailure",
@@ -47,9 +55,10 @@ __all__ = [
 BASELINE_FORMAT_VERSION = 1
 
 Verdict: TypeAlias = Literal["known-failure", "unlisted", "stale"]
-#: What a known failure is: the implementation contradicting its own written intent, or its engine's limit.
-Kind: TypeAlias = Literal["deviation", "host-limit"]
-KINDS: tuple[Kind, ...] = ("deviation", "host-limit")
+#: What a known failure is: the implementation contradicting its own written intent, its engine's limit, or a
+#: release older than the change that brings what a rule requires.
+Kind: TypeAlias = Literal["deviation", "host-limit", "predates"]
+KINDS: tuple[Kind, ...] = ("deviation", "host-limit", "predates")
 
 
 class BaselineError(ValueError):
@@ -65,6 +74,15 @@ class Intent:
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """The change a release predates: the later release that brings it, the file of its package, and its lines."""
+
+    release: str
+    source: str
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
 class KnownFailure:
     """One entry of a baseline: a scenario known to fail, optionally only at some JSON paths, and of which kind."""
 
@@ -73,6 +91,7 @@ class KnownFailure:
     reason: str = ""
     kind: Kind | None = None
     intent: Intent | None = None
+    change: Change | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +135,14 @@ class Baseline:
                 raise BaselineError(f"{source}: {item['scenario']}: {error}") from None
             if item["scenario"] in entries:
                 raise BaselineError(f"{source}: {item['scenario']} is listed twice")
-            intent = item.get("intent")
+            intent, change = item.get("intent"), item.get("change")
             entries[item["scenario"]] = KnownFailure(
                 item["scenario"],
                 paths,
                 item.get("reason", ""),
                 item.get("kind"),
                 None if intent is None else Intent(intent["source"], intent["quote"]),
+                None if change is None else Change(change["release"], change["source"], change["quote"]),
             )
         return cls(entries)
 
@@ -139,6 +159,9 @@ class Baseline:
                 item["reason"] = entry.reason
             if entry.intent is not None:
                 item["intent"] = {"source": entry.intent.source, "quote": entry.intent.quote}
+            if entry.change is not None:
+                change = entry.change
+                item["change"] = {"release": change.release, "source": change.source, "quote": change.quote}
             items.append(item)
         return {"formatVersion": BASELINE_FORMAT_VERSION, "knownFailures": items}
 
@@ -181,22 +204,25 @@ def _kind_problems(data: Any) -> list[str]:
     items = data.get("knownFailures") if isinstance(data, dict) else None
     problems: list[str] = []
     for index, item in enumerate(items if isinstance(items, list) else ()):
-        if not isinstance(item, dict) or not ("kind" in item or "intent" in item):
+        if not isinstance(item, dict) or not ("kind" in item or "intent" in item or "change" in item):
             continue
         name = item["scenario"] if isinstance(item.get("scenario"), str) else f"knownFailures[{index}]"
         kind, intent, reason = item.get("kind"), item.get("intent"), item.get("reason")
         if "kind" in item and kind not in KINDS:
             problems.append(
-                f"{name}: kind {kind!r} is neither 'deviation' (it contradicts a written intent of its own) "
-                "nor 'host-limit' (a limit of its engine)"
+                f"{name}: kind {kind!r} is neither 'deviation' (it contradicts a written intent of its own), "
+                "'host-limit' (a limit of its engine) nor 'predates' (a later release brings what it lacks)"
             )
         elif kind == "deviation" and intent is None:
             problems.append(f"{name}: a deviation quotes the intent it contradicts: no intent {{source, quote}}")
-        elif kind != "deviation":
-            if intent is not None:
-                problems.append(f"{name}: only a deviation quotes an intent (kind: 'deviation')")
-            elif not (isinstance(reason, str) and reason.strip()):
-                problems.append(f"{name}: a host limit names the engine and its measured limit in its reason")
+        elif kind == "predates" and "change" not in item:
+            problems.append(f"{name}: a release that predates a change quotes it: no change {{release, source, quote}}")
+        elif kind != "predates" and "change" in item:
+            problems.append(f"{name}: only an entry of kind 'predates' quotes a change")
+        elif kind != "deviation" and intent is not None:
+            problems.append(f"{name}: only a deviation quotes an intent (kind: 'deviation')")
+        elif kind not in ("deviation", "predates") and not (isinstance(reason, str) and reason.strip()):
+            problems.append(f"{name}: a host limit names the engine and its measured limit in its reason")
         if isinstance(intent, dict) and not (isinstance(intent.get("quote"), str) and intent["quote"].strip()):
             problems.append(f"{name}: the intent's quote is missing or blank")
     return problems

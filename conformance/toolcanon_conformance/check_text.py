@@ -168,13 +168,21 @@ def fold_line_of_skips(skipped: Sequence[ScenarioResult]) -> str:
     return f"{len(skipped)} skipped: {', '.join(reasons)}; --show skips lists them"
 
 
+#: How the folded line counts each kind of known failure: one, several.
+_KIND_NOUNS: dict[str, tuple[str, str]] = {
+    "deviation": ("deviation", "deviations"),
+    "host-limit": ("host limit", "host limits"),
+    "predates": ("predating its rule", "predating their rules"),
+}
+
+
 def fold_line_of_known(known: Sequence[ScenarioResult]) -> str:
     """``2 known failures, excused by the baseline; --show known lists them``, the kinds counted after the noun
     (``(1 deviation, 1 host limit)``) when the baseline's entries name them."""
     noun = "known failure" if len(known) == 1 else "known failures"
     kinds = Counter(result.baseline_kind for result in known)
     if set(kinds) != {None}:
-        counts = [f"{n} {kind.replace('-', ' ')}{'' if n == 1 else 's'}" for kind in KINDS if (n := kinds[kind])]
+        counts = [f"{n} {_KIND_NOUNS[kind][n != 1]}" for kind in KINDS if (n := kinds[kind])]
         counts += [f"{kinds[None]} unclassified"] if kinds[None] else []
         noun += f" ({', '.join(counts)})"
     return f"{len(known)} {noun}, excused by the baseline; --show known lists them"

@@ -24,9 +24,10 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { RELEASE_ROOT } from './release.mjs'
 import { requireEngine } from './engine.mjs'
 
-requireEngine('adapter.mjs')
+requireEngine('adapter.mjs', RELEASE_ROOT)
 
 const protocolWrite = process.stdout.write.bind(process.stdout)
 process.stdout.write = process.stderr.write.bind(process.stderr)
@@ -77,7 +78,7 @@ const CAPABILITIES = [
 ]
 
 function packageVersion(name) {
-  const manifest = JSON.parse(readFileSync(join(HERE, 'node_modules', ...name.split('/'), 'package.json'), 'utf8'))
+  const manifest = JSON.parse(readFileSync(join(RELEASE_ROOT, 'node_modules', ...name.split('/'), 'package.json'), 'utf8'))
   return manifest.version
 }
 

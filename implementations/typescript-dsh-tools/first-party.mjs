@@ -21,10 +21,13 @@
 // plugin's Config refuses throws the plugin's own error.
 
 import { createRequire } from 'node:module'
+import { join } from 'node:path'
 
 import { Context } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import ToolRuntime from '@deepseek-ai/dsh-tools'
+
+import { RELEASE_ROOT } from './release.mjs'
 
 /**
  * A service stand-in: only the members a tool reads while it registers. Tools call their services when they
@@ -210,7 +213,7 @@ export const NOT_CONSTRUCTIBLE = Object.freeze({
   structured_output: 'structured_output is registered by the in-process subagent driver, which is not published',
 })
 
-const require = createRequire(import.meta.url)
+const require = createRequire(join(RELEASE_ROOT, 'package.json'))
 
 /**
  * The release that judges `family`: `{name, version}` of the installed package whose plugin registers its tool
