@@ -52,6 +52,13 @@ const colour = (selector) => {
   return found === null ? null : getComputedStyle(found).backgroundColor;
 };
 const firstLink = summary.querySelector("ol a");
+const trend = document.getElementById("trend");
+const bar = (element) => {
+  const segments = [...element.children].map((segment) => ({
+    outcome: segment.classList[1], width: segment.getBoundingClientRect().width,
+  }));
+  return { width: element.getBoundingClientRect().width, segments };
+};
 document.body.setAttribute("data-probe", JSON.stringify({
   viewport: [window.innerWidth, window.innerHeight],
   scrollWidth: document.documentElement.scrollWidth,
@@ -82,6 +89,31 @@ document.body.setAttribute("data-probe", JSON.stringify({
   failedChip: colour("a.chip.failed"),
   passedChip: colour("span.chip.passed"),
   sideRows: document.querySelectorAll("#side-by-side-table tbody tr").length,
+  trend: trend === null ? null : {
+    afterSummary: Boolean(summary.compareDocumentPosition(trend) & FOLLOWS),
+    beforeMatrix: Boolean(trend.compareDocumentPosition(matrix) & FOLLOWS),
+    right: trend.getBoundingClientRect().right,
+    runs: [...trend.querySelectorAll("#trend-runs tbody tr")].map((row) => ({
+      name: row.cells[0].textContent,
+      counts: row.cells[2].textContent,
+      changes: row.cells[3].textContent,
+      changeLinks: [...row.cells[3].querySelectorAll("a")].map((a) => a.getAttribute("href").slice(1)),
+      bar: bar(row.querySelector(".bar")),
+    })),
+    families: [...trend.querySelectorAll("#trend-families tbody tr")].map((row) => ({
+      family: row.dataset.family,
+      cells: [...row.cells].slice(1).map((cell) => ({
+        text: cell.textContent,
+        changed: cell.classList.contains("changed"),
+        outline: getComputedStyle(cell).outlineStyle,
+        bar: bar(cell.querySelector(".bar")),
+      })),
+    })),
+    colours: Object.fromEntries(["passed", "known", "predates", "failed"].map((outcome) => {
+      const found = trend.querySelector(`.seg.${outcome}`);
+      return [outcome, found === null ? null : getComputedStyle(found).backgroundColor];
+    })),
+  },
 }));
 </script>"""
 
@@ -161,12 +193,36 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str,
         "passing": ["--impl", DEFAULT_IMPLEMENTATION],
         "failing": ["--impl", "test_report_html:broken"],
         "two": ["--impl", "test_report_html:broken", "--impl", DEFAULT_IMPLEMENTATION],
+        "releases": [
+            "--impl",
+            DEFAULT_IMPLEMENTATION,
+            "--impl",
+            "test_report_html:broken",
+            "--baseline",
+            str(_predating_baseline(root / "predates", suite)),
+            "--impl",
+            DEFAULT_IMPLEMENTATION,
+        ],
     }
     found = {}
     for name, arguments in checks.items():
         report = _check(root / name, *arguments, *suite)
         found[name] = (report, _open(render(report, "html"), root / name))
     return found
+
+
+def _predating_baseline(folder: Path, suite: list[str]) -> Path:
+    """A baseline that lists every failure of the broken implementation as a release predating its rule."""
+    folder.mkdir(parents=True)
+    written = folder / "written.json"
+    main(["check", "-qq", "--impl", "test_report_html:broken", "--write-baseline", str(written), *suite])
+    entries = json.loads(written.read_text(encoding="utf-8"))["knownFailures"]
+    change = {"release": "0.2.0", "source": "reference/toolcanon/registry.py", "quote": "re-render the value"}
+    for entry in entries:
+        entry |= {"kind": "predates", "reason": "a release before the re-rendering", "change": change}
+    baseline = folder / "baseline.json"
+    baseline.write_text(json.dumps({"formatVersion": 1, "knownFailures": entries}), encoding="utf-8")
+    return baseline
 
 
 def _layout_is_failure_first(probe: dict[str, Any], report: dict[str, Any]) -> None:
@@ -372,3 +428,58 @@ def test_without_chromium_the_browser_tests_say_why_they_did_not_run(tmp_path: P
         r"^SKIPPED \[1\] .*test_report_html\.py:\d+: " + re.escape(CHROMIUM_MISSING) + "$", done.stdout, re.M
     )
     assert re.search(r"^=+ 1 skipped in ", done.stdout, re.M)
+
+
+def test_the_trend_of_releases_draws_each_run_and_each_rule_family(
+    pages: dict[str, tuple[dict[str, Any], dict[str, Any]]],
+) -> None:
+    """Three runs, the second excused by a baseline whose entries predate their rules: the trend stands between
+    the summary and the rules, each run a bar as wide as its counts say, and each rule family's cell outlined
+    exactly where its counts changed from the run before."""
+    report, probe = pages["releases"]
+    _layout_is_failure_first(probe, report)
+    runs = report["implementations"]
+    assert [run["verdict"] for run in runs] == ["pass", "pass", "pass"]
+    trend = probe["trend"]
+    assert trend is not None and trend["afterSummary"] and trend["beforeMatrix"] and trend["right"] <= WINDOW[0]
+    predating = [s["id"] for s in runs[1]["scenarios"] if s.get("baseline", {}).get("kind") == "predates"]
+    assert predating and runs[1]["summary"]["knownFailures"] == len(predating)
+    named = [run["implementation"] for run in runs]
+    names = [f"#{k + 1} {implementation['name']} {implementation['version']}" for k, implementation in enumerate(named)]
+    assert [row["name"] for row in trend["runs"]] == names
+    assert f"{len(predating)} predates" in trend["runs"][1]["counts"] and "known" not in trend["runs"][1]["counts"]
+    for row, run in zip(trend["runs"], runs, strict=True):
+        bar = row["bar"]
+        assert abs(sum(segment["width"] for segment in bar["segments"]) - bar["width"]) <= 1
+        total = run["summary"]["total"]
+        for segment in bar["segments"]:
+            count = sum(1 for s in run["scenarios"] if _shown(s) == segment["outcome"])
+            assert abs(segment["width"] - bar["width"] * count / total) <= 1, (row["name"], segment)
+    # what changed is named, each predating scenario linked to its account in the run that excused it
+    assert trend["runs"][0]["changes"] == "" and trend["runs"][2]["changes"].count("predates → passed") == min(
+        len(predating), 12
+    )
+    anchors = {s["id"]: f"i1-s{k}" for k, s in enumerate(runs[1]["scenarios"])}
+    assert set(trend["runs"][1]["changeLinks"]) == {anchors[i] for i in predating[:12]}
+    assert set(trend["runs"][2]["changeLinks"]) == {anchors[i] for i in predating[:12]}
+    colours = trend["colours"]
+    assert colours["predates"] not in (None, colours["passed"], colours["known"], colours["failed"])
+    # the families: each cell outlined exactly where the family's scenarios show another count than before
+    touched = {rule.rsplit("-", 1)[0] for s in runs[1]["scenarios"] if s["id"] in predating for rule in s["rules"]}
+    assert trend["families"] and {family["family"] for family in trend["families"]} >= touched
+    for family in trend["families"]:
+        changed = [cell["changed"] for cell in family["cells"]]
+        assert changed == [False, family["family"] in touched, family["family"] in touched], family
+        for cell in family["cells"]:
+            assert (cell["outline"] == "solid") is cell["changed"]
+            assert abs(sum(segment["width"] for segment in cell["bar"]["segments"]) - cell["bar"]["width"]) <= 1
+        if family["family"] in touched:
+            assert "«" in family["cells"][1]["text"] and "«" not in family["cells"][0]["text"]
+
+
+def _shown(scenario: dict[str, Any]) -> str:
+    """The outcome a scenario is drawn as."""
+    baseline = scenario.get("baseline", {})
+    if baseline.get("verdict") == "known-failure":
+        return "predates" if baseline.get("kind") == "predates" else "known"
+    return str(scenario["status"])

@@ -310,9 +310,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--format",
-        choices=("json", "md", "html", "badge"),
+        choices=("json", "md", "html", "trend", "badge"),
         default="md",
-        help="badge: a shields.io endpoint badge of one implementation",
+        help="trend: the passed, failed and known counts of each implementation in run order, and by rule family, "
+        "as text; badge: a shields.io endpoint badge of one implementation",
     )
     report.add_argument("-o", "--output", metavar="OUT", help="write there instead of standard output")
     report.add_argument(

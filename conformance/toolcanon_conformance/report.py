@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 REPORT_FORMAT_VERSION = 2
-ReportFormat: TypeAlias = Literal["json", "md", "html"]
+ReportFormat: TypeAlias = Literal["json", "md", "html", "trend"]
 VerdictKind: TypeAlias = Literal["pass", "fail", "nothing-passed", "interrupted"]
 
 _DIFFERENCES_KEPT = 20
@@ -236,10 +236,12 @@ def _scenario_json(result: ScenarioResult, invocation: Invocation | None) -> dic
 
 
 def _outcome(scenario: dict[str, Any]) -> str:
-    """The class a scenario shows as: its status, or the baseline's view of it."""
-    verdict = scenario.get("baseline", {}).get("verdict")
+    """The class a scenario shows as: its status, or the baseline's view of it (a known failure of kind
+    ``predates``, a release older than what its rule requires, shows as ``predates``)."""
+    baseline = scenario.get("baseline", {})
+    verdict = baseline.get("verdict")
     if verdict == "known-failure":
-        return "known"
+        return "predates" if baseline.get("kind") == "predates" else "known"
     if verdict == "stale":
         return "stale"
     return str(scenario["status"])
@@ -253,7 +255,7 @@ def _summary(scenarios: list[dict[str, Any]], baseline_problems: list[Any]) -> d
         "failed": outcomes["failed"],
         "errored": outcomes["errored"],
         "skipped": outcomes["skipped"],
-        "knownFailures": outcomes["known"],
+        "knownFailures": outcomes["known"] + outcomes["predates"],
         "stale": outcomes["stale"],
         "baselineProblems": len(baseline_problems),
         "optional": len(_optional_scenarios(scenarios)),
@@ -418,6 +420,10 @@ def render(report: dict[str, Any], form: ReportFormat) -> str:
         return visible(json.dumps(report, indent=2, ensure_ascii=False)) + "\n"
     if form == "md":
         return report_markdown(report)
+    if form == "trend":
+        from toolcanon_conformance.trend import trend_text
+
+        return trend_text(report)
     return report_html(report)
 
 
@@ -521,7 +527,7 @@ def _tally_outcome(tally: dict[str, Any]) -> str:
 
 def _tally_text(tally: Mapping[str, Any]) -> str:
     """``✓ 3`` when every scenario passed, else ``✗ 1 failed, 2 passed`` and the like, what fails first."""
-    keys = ("failed", "errored", "stale", "known", "skipped", "passed")
+    keys = ("failed", "errored", "stale", "known", "predates", "skipped", "passed")
     if not any(tally.get(key, 0) for key in keys[:-1]):
         return f"✓ {tally['passed']}"
     mark = "✗ " if tally["failed"] or tally["errored"] or tally.get("stale", 0) else ""
@@ -984,7 +990,7 @@ def _md_fenced(text: str, indent: str) -> list[str]:
 
 _CSS = """
 :root { --passed: #2e7d32; --failed: #c62828; --errored: #6a1b9a; --skipped: #757575;
-        --known: #f9a825; --stale: #ef6c00; --nothing: #455a64; --interrupted: #5d4037;
+        --known: #f9a825; --predates: #1565c0; --stale: #ef6c00; --nothing: #455a64; --interrupted: #5d4037;
         --ink: #1b1b1b; --rule: #d0d0d0; --tint: #fdecea; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); margin: 0 24px 24px; }
@@ -1006,10 +1012,12 @@ nav.summary .run-name { font-weight: 600; }
 .sym { font-weight: 700; }
 .sym.failed { color: var(--failed); } .sym.errored { color: var(--errored); } .sym.stale { color: var(--stale); }
 .sym.skipped { color: var(--skipped); } .sym.known { color: #a67c00; } .sym.passed { color: var(--passed); }
+.sym.predates { color: var(--predates); }
 .scenario { border: 1px solid var(--rule); border-left-width: 6px; padding: 8px 12px; margin: 10px 0; }
 .scenario.failed-box { border-left-color: var(--failed); } .scenario.errored-box { border-left-color: var(--errored); }
 .scenario.skipped-box { border-left-color: var(--skipped); } .scenario.known-box { border-left-color: var(--known); }
 .scenario.stale-box { border-left-color: var(--stale); } .scenario.passed-box { border-left-color: var(--passed); }
+.scenario.predates-box { border-left-color: var(--predates); }
 dl.facts, dl.meta { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 12px; margin: 6px 0; }
 dl.facts dt, dl.meta dt { font-weight: 600; } dl.facts dd, dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 code.repro { background: #f1f3f4; padding: 1px 4px; border-radius: 3px; }
@@ -1039,6 +1047,7 @@ details.more > summary { margin-top: 6px; cursor: pointer; }
 .chip.passed { background: var(--passed); } .chip.failed { background: var(--failed); }
 .chip.errored { background: var(--errored); } .chip.skipped { background: var(--skipped); }
 .chip.known { background: var(--known); } .chip.stale { background: var(--stale); }
+.chip.predates { background: var(--predates); }
 table.side { width: 100%; table-layout: fixed; border-collapse: collapse; }
 table.side th, table.side td { border: 1px solid var(--rule); padding: 2px 8px; text-align: left; vertical-align: top;
                                overflow-wrap: anywhere; }
@@ -1050,16 +1059,26 @@ table.side td.cell code { font-size: 11.5px; }
 table.side td.passed { background: var(--passed); } table.side td.failed { background: var(--failed); }
 table.side td.errored { background: var(--errored); } table.side td.skipped { background: var(--skipped); }
 table.side td.known { background: var(--known); } table.side td.stale { background: var(--stale); }
+table.side td.predates { background: var(--predates); }
 table.side td.not-run { background: #fff; color: var(--ink); }
 """
 
-_SYMBOLS = {"passed": "✓", "failed": "✗", "errored": "!", "skipped": "–", "known": "≈", "stale": "↻"}
+_SYMBOLS = {
+    "passed": "✓",
+    "failed": "✗",
+    "errored": "!",
+    "skipped": "–",
+    "known": "≈",
+    "predates": "«",
+    "stale": "↻",
+}
 _LABELS = {
     "passed": "passed",
     "failed": "failed",
     "errored": "errored",
     "skipped": "skipped",
     "known": "known failure (baseline)",
+    "predates": "known failure: the release predates what its rule requires (baseline)",
     "stale": "stale baseline entry",
 }
 
@@ -1083,15 +1102,18 @@ def report_html(report: dict[str, Any]) -> str:
     account has the id ``s<j>`` (``j``: its index in the run); with several implementations every id of an
     implementation's part is prefixed ``i<k>-`` (``i1-s3``, ``i1-failed``).
     """
+    from toolcanon_conformance import trend  # it draws on this module's helpers
+
     runs: list[dict[str, Any]] = report["implementations"]
     several = len(runs) != 1
     prefixes = [f"i{index}-" for index in range(len(runs))] if several else [""]
     title = f"Conformance: {len(runs)} implementations" if several else f"Conformance: {_implementation_line(runs[0])}"
+    css = _CSS + (trend.CSS if several else "")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{_e(title)}</title><style>{css}</style></head><body>",
         f"<header><h1>{_e(title)}</h1>",
     ]
     if several:
@@ -1102,6 +1124,12 @@ def report_html(report: dict[str, Any]) -> str:
     for index, (run, prefix) in enumerate(zip(runs, prefixes, strict=True)):
         failing = f"{_column(run, index)}: what fails the run" if several else None
         parts += _html_groups(run, prefix, _FAILING, failing)
+    if several and runs:
+        anchors = [
+            {scenario["id"]: f"{prefix}s{index}" for index, scenario in enumerate(run["scenarios"])}
+            for run, prefix in zip(runs, prefixes, strict=True)
+        ]
+        parts += trend.trend_html(report, anchors)
     if runs:
         parts += _html_matrix(runs, prefixes)
     if several and runs:
