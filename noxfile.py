@@ -256,7 +256,10 @@ def _node_modules(session: nox.Session, folder: Path = UPSTREAM) -> str:
     """The packages of ``folder`` (the upstream folder, or a release's) installed as its lock file pins them (the
     pinned Node among them), then the Node that runs them (as :func:`_node`)."""
     lock, installed = folder / "package-lock.json", folder / "node_modules" / ".package-lock.json"
-    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
+    if (folder / "node_modules").is_symlink():
+        # npm ci would empty the folder it links to, which another checkout may be using: it is installed there
+        session.log(f"{folder}/node_modules links to {(folder / 'node_modules').resolve()}: used as it is")
+    elif installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
         session.log(f"{folder}/node_modules is current")
     elif shutil.which("npm") is None:
         session.error("npm is not installed: install npm (Debian: apt-get install nodejs npm)")
@@ -299,6 +302,13 @@ def upstream(session: nox.Session) -> None:
             session.run("toolcanon", "report", str(data), "--format", "html", "-o", str(report))
             session.run("toolcanon", "report", str(data), "--format", "trend")
             session.log(f"side-by-side report: {report}")
+
+
+@nox.session(name="upstream-packages", venv_backend="none")
+def upstream_packages(session: nox.Session) -> None:
+    """Install every published release of the original, each in its folder as its lock pins it (``npm ci``)."""
+    for release in RELEASES:
+        _node_modules(session, release_folder(release).relative_to(Path.cwd()))
 
 
 @nox.session(name="upstream-renderers", venv_backend="none")
