@@ -131,6 +131,7 @@ CATALOGUE = {
         "dispose-tool-then",
         "return-result-of",
         "cache",
+        "look-alike",
         "mutate-then",
         "replace-signal-later",
     },
@@ -235,11 +236,10 @@ def test_generated_scenarios_draw_approval_services_and_change_listeners() -> No
             drawn.add("approval")
             assert "approval" in scenario["requires"]
             drawn.update(key for key in ("abortCaller", "report") if key in approval)
-        if "changeListener" in scenario:
-            drawn.add("changeListener")
+        drawn.update(key for key in ("changeListener", "changeListeners") if key in scenario)
 
     collect()
-    assert drawn == {"approval", "abortCaller", "report", "changeListener"}
+    assert drawn == {"approval", "abortCaller", "report", "changeListener", "changeListeners"}
 
 
 @settings(default_settings(40))

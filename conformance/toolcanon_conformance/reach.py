@@ -43,7 +43,7 @@ RULE_FEATURES: Final[dict[str, tuple[str, ...]]] = {
     "R-REG-8": ("member:tool.description", "member:tool.rawParameters"),
     "R-REG-9": ("step:executionMode",),
     "R-REG-10": ("step:removeHook",),
-    "R-REG-11": ("member:scenario.changeListener",),
+    "R-REG-11": ("member:scenario.changeListener", "member:scenario.changeListeners"),
     "R-SCHEMAS-1": ("step:schemas",),
     "R-SCHEMAS-2": ("step:schemas",),
     "R-DSL-1": ("member:tool.registerError=timeoutMs-dsl",),
@@ -197,7 +197,7 @@ def reached(document: Mapping[str, Any]) -> frozenset[str]:
 
 
 def _scenario_members(document: Mapping[str, Any], found: set[str]) -> None:
-    for member in ("approval", "changeListener", "spill", "attachments", "timeout"):
+    for member in ("approval", "changeListener", "changeListeners", "spill", "attachments", "timeout"):
         if member in document:
             found.add(f"member:scenario.{member}")
     approval = document.get("approval")

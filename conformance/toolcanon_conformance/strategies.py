@@ -919,6 +919,7 @@ def _execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
         (2, failure),
         (1, _raising("raise")),
         (1, _constant(kind="cache")),
+        (1, _constant(kind="look-alike")),
     )
     if cancellation:
         actions += (
@@ -1410,6 +1411,7 @@ class ScenarioBuilder:
         self._model_step_tools: set[str] = set()  # the tools a model step calls: they stay exclusive
         self.approval: dict[str, Any] | None = None
         self.change_listener: dict[str, Any] | None = None
+        self.change_listeners: list[dict[str, Any]] = []
         self.spill: dict[str, Any] | None = None
         self.attachments: dict[str, Any] | None = None
         self.timeout: dict[str, Any] | None = None
@@ -1443,6 +1445,8 @@ class ScenarioBuilder:
             document["approval"] = _copied(self.approval)
         if self.change_listener is not None:
             document["changeListener"] = _copied(self.change_listener)
+        if self.change_listeners:
+            document["changeListeners"] = _copied(self.change_listeners)
         for member, service in (("spill", self.spill), ("attachments", self.attachments), ("timeout", self.timeout)):
             if service is not None:
                 document[member] = _copied(service)
@@ -1473,10 +1477,17 @@ class ScenarioBuilder:
         self.approval = approval
 
     def add_change_listener(self, draw: Draw) -> None:
-        """Install a tools/change listener that raises on some of the first notifications: registrations, the
-        rollbacks those raises cause, and disposals."""
-        raise_on = draw(_notification_numbers(2 * len(self.tools) + 3))
-        self.change_listener = {"raiseOn": sorted(raise_on), "message": _messages().draw(draw)}
+        """Install a tools/change listener that raises on some of the first notifications (registrations, the
+        rollbacks those raises cause, and disposals), or, one time in three, two or three such listeners in order."""
+        count = draw(_weighted((2, 1), (1, 2), (1, 3)))
+        listeners = [
+            {"raiseOn": sorted(draw(_notification_numbers(2 * len(self.tools) + 3))), "message": _messages().draw(draw)}
+            for _ in range(count)
+        ]
+        if count == 1:
+            self.change_listener = listeners[0]
+        else:
+            self.change_listeners = listeners
 
     def add_spill(self, draw: Draw) -> None:
         """Install the spill policy (when allowed) with a bound echo tools' calls land at, below or above."""
@@ -1931,7 +1942,7 @@ class ScenarioBuilder:
         it would try to mutate is the inner wrapper's own, changed in each language's own way)."""
         action: dict[str, Any] = _execute_actions(self.exotic_kinds, cancellation).draw(draw)
         kinds = set(_kinds_inside(action))
-        if self._mutating_wrapper and "short-circuit-success" in kinds:
+        if self._mutating_wrapper and kinds & {"short-circuit-success", "look-alike"}:
             return {"kind": "passthrough"}
         self._mutating_wrapper = self._mutating_wrapper or "mutate-then" in kinds
         return action
