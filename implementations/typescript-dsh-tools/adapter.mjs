@@ -855,7 +855,7 @@ class ScenarioRun {
     const registrations = await this.registerTools()
     this.installInstrumentation()
     this.installHooks()
-    if (this.scenario.spill !== undefined) await this.installSpill(this.scenario.spill.maxBytes)
+    if (this.scenario.spill !== undefined) await this.installSpill(this.scenario.spill.maxBytes, this.scenario.spill.fail)
     if (this.scenario.timeout !== undefined) await this.plugin(TimeoutPolicy)
     const outcomes = {}
     for (const step of this.scenario.steps) {
@@ -1319,14 +1319,24 @@ class ScenarioRun {
 
   // --- spill -----------------------------------------------------------------------------------------
 
-  /** The original's spill policy over an in-memory spill store that keeps each text at `spill/<callId>.txt`. */
-  async installSpill(maxBytes) {
+  /**
+   * The original's spill policy over an in-memory spill store that keeps each text at `spill/<callId>.txt`; with
+   * `fail`, a store whose `saveText` throws synchronously (`raise`) or answers a rejected promise (`reject`) for
+   * the calls `fail` names, or for every call.
+   */
+  async installSpill(maxBytes, fail) {
     const spilled = this.spilled
+    const failing = fail?.calls === undefined ? undefined : new Set(fail.calls.map(name => this.callIds.get(name) ?? name))
     class ScenarioSpillStore extends SpillStore {
-      async saveText(input) {
-        const locator = SpillLocator(`spill/${input.source.callId}.txt`)
+      saveText(input) {
+        const callId = input.source.callId
+        if (fail !== undefined && (failing === undefined || failing.has(callId))) {
+          if (fail.how === 'raise') throw new Error(`spill store failed for ${callId}`)
+          return Promise.reject(new Error(`spill store rejected ${callId}`))
+        }
+        const locator = SpillLocator(`spill/${callId}.txt`)
         spilled.set(locator, input.content)
-        return { locator, bytes: Buffer.byteLength(input.content, 'utf8'), retrievalHint: 'Use the read tool to view it.' }
+        return Promise.resolve({ locator, bytes: Buffer.byteLength(input.content, 'utf8'), retrievalHint: 'Use the read tool to view it.' })
       }
     }
     await this.plugin(ScenarioSpillStore)

@@ -343,7 +343,7 @@ class _ScenarioRun:
         self._install_instrumentation()
         self._install_hooks()
         if "spill" in self.scenario:
-            self._install_spill(self.scenario["spill"]["maxBytes"])
+            self._install_spill(self.scenario["spill"]["maxBytes"], self.scenario["spill"].get("fail"))
         if "timeout" in self.scenario:
             install_timeout(self.registry)  # after the hooks: the innermost around wrapper
         outcomes: dict[str, Any] = {}
@@ -475,13 +475,26 @@ class _ScenarioRun:
             references.append({"attachmentId": identity, "mediaType": image.media_type, "bytes": len(image.data)})
         return references
 
-    def _install_spill(self, max_bytes: int) -> None:
-        """The generic spill policy, storing each spilled text in memory under ``spill/<callId>.txt``."""
+    def _install_spill(self, max_bytes: int, fail: Mapping[str, Any] | None) -> None:
+        """The generic spill policy, storing each spilled text in memory under ``spill/<callId>.txt``; with
+        ``fail``, a store that raises (``raise``) or answers an awaitable that fails (``reject``) on the calls
+        ``fail`` names, or on every call."""
+        failing = None if fail is None or "calls" not in fail else {self.call_ids.get(n, n) for n in fail["calls"]}
 
-        def store(call_id: str, text: str) -> str:
+        def keep(call_id: str, text: str) -> str:
             locator = f"spill/{call_id}.txt"
             self.spilled[locator] = text
             return locator
+
+        async def reject(call_id: str) -> str:
+            raise RuntimeError(f"spill store rejected {call_id}")
+
+        def store(call_id: str, text: str) -> Any:
+            if fail is None or (failing is not None and call_id not in failing):
+                return keep(call_id, text)
+            if fail["how"] == "raise":
+                raise RuntimeError(f"spill store failed for {call_id}")
+            return reject(call_id)
 
         install_spill(self.registry, max_bytes=max_bytes, store=store)
         install_dispatch_log_spill(self.code_mode, max_bytes=max_bytes, store=store)
