@@ -497,8 +497,13 @@ function newPhases() {
   return { pre: 0, guard: 0, execute: 0, body: 0, post: 0, finalize: 0, observed: 0 }
 }
 
-function phasesReport(phases, withFinalize) {
-  const report = { pre: phases.pre, guard: phases.guard, execute: phases.execute, body: phases.body, post: phases.post }
+/** The `phases` key of each stage a scenario may list as `bare`. */
+const BARE_KEYS = { 'pre-execute': 'pre', 'guard': 'guard', 'execute': 'execute', 'post-execute': 'post' }
+
+/** The transcript's `phases` object, in its key order, without the keys of the `bare` stages. */
+function phasesReport(phases, withFinalize, bare = new Set()) {
+  const report = {}
+  for (const key of ['pre', 'guard', 'execute', 'body', 'post']) if (!bare.has(key)) report[key] = phases[key]
   if (withFinalize) report.finalize = phases.finalize
   report.observed = phases.observed
   return report
@@ -839,6 +844,7 @@ class ScenarioRun {
     this.spilled = new Map() // locator -> spilled text
     this.issued = new Map() // attachment id the scenario's store issued -> the reference as reported
     this.notified = [] // each notification a `changeListeners` listener saw, in order
+    this.bare = new Set((scenario.bare ?? []).map(stage => BARE_KEYS[stage])) // stages left uninstrumented
     this.messageIds = new Map() // generated message id -> "<callId>:result"
     this.logs = new Map() // persist or model step id -> its log, written through the JSONL backend
     this.logBackend = undefined // the JSONL backend holding the scenario's logs (see `logStore()`)
@@ -1403,28 +1409,39 @@ class ScenarioRun {
 
   phasesReport(exec) {
     const fixture = this.fixtures.get(exec.name)
-    return phasesReport(this.phasesOf(exec), fixture !== undefined && fixture.finalizeContent !== undefined)
+    return phasesReport(this.phasesOf(exec), fixture !== undefined && fixture.finalizeContent !== undefined, this.bare)
   }
 
-  /** One pass-through hook per stage, installed before the scenario's hooks, hence outermost. */
+  /**
+   * One pass-through hook per stage, installed before the scenario's hooks, hence outermost; none for the stages the
+   * scenario lists as `bare`, whose registry then has no hook of that stage unless the scenario installs one.
+   */
   installInstrumentation() {
     const ctx = this.ctx
-    ctx.on('tools/pre-execute', async (exec, next) => {
-      this.phasesOf(exec).pre += 1
-      return next()
-    })
-    ctx.tools.guard((exec) => {
-      this.phasesOf(exec).guard += 1
-      return undefined
-    })
-    ctx.on('tools/execute', async (exec, next) => {
-      this.phasesOf(exec).execute += 1
-      return next()
-    })
-    ctx.on('tools/post-execute', async (exec, _result, next) => {
-      this.phasesOf(exec).post += 1
-      return next()
-    })
+    if (!this.bare.has('pre')) {
+      ctx.on('tools/pre-execute', async (exec, next) => {
+        this.phasesOf(exec).pre += 1
+        return next()
+      })
+    }
+    if (!this.bare.has('guard')) {
+      ctx.tools.guard((exec) => {
+        this.phasesOf(exec).guard += 1
+        return undefined
+      })
+    }
+    if (!this.bare.has('execute')) {
+      ctx.on('tools/execute', async (exec, next) => {
+        this.phasesOf(exec).execute += 1
+        return next()
+      })
+    }
+    if (!this.bare.has('post')) {
+      ctx.on('tools/post-execute', async (exec, _result, next) => {
+        this.phasesOf(exec).post += 1
+        return next()
+      })
+    }
     ctx.on('tools/result', (exec, result) => {
       this.phasesOf(exec).observed += 1
       this.observed.push([exec, result])

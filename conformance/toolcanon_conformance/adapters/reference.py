@@ -290,14 +290,18 @@ class Phases:
     finalize: int = 0
     observed: int = 0
 
-    def report(self, with_finalize: bool) -> dict[str, int]:
-        """The transcript's ``phases`` object, in its key order."""
-        report = {"pre": self.pre, "guard": self.guard, "execute": self.execute, "body": self.body}
-        report["post"] = self.post
+    def report(self, with_finalize: bool, bare: frozenset[str] = frozenset()) -> dict[str, int]:
+        """The transcript's ``phases`` object, in its key order, without the keys of the ``bare`` stages."""
+        counts = {"pre": self.pre, "guard": self.guard, "execute": self.execute, "body": self.body, "post": self.post}
+        report = {key: count for key, count in counts.items() if key not in bare}
         if with_finalize:
             report["finalize"] = self.finalize
         report["observed"] = self.observed
         return report
+
+
+_BARE_KEYS: Final = {"pre-execute": "pre", "guard": "guard", "execute": "execute", "post-execute": "post"}
+"""The ``phases`` key of each stage a scenario may list as ``bare``."""
 
 
 # --- one scenario run --------------------------------------------------------------------------------
@@ -337,6 +341,7 @@ class _ScenarioRun:
         self.replacements: dict[Any, list[AbortController]] = {}  # by token: the ``later`` replacements in place
         self.fixtures: dict[str, Mapping[str, Any]] = {}  # the fixture behind each tool name
         self.notified: list[dict[str, int]] = []  # each notification a changeListeners listener saw, in order
+        self.bare = frozenset(_BARE_KEYS[stage] for stage in scenario.get("bare", ()))  # uninstrumented stages
 
     async def run(self) -> dict[str, Any]:
         registrations = self._register_tools()
@@ -695,7 +700,7 @@ class _ScenarioRun:
 
     def _phases_report(self, run: ToolExecution) -> dict[str, int]:
         fixture = self.fixtures.get(run.name)
-        return self._phases(run).report(with_finalize=fixture is not None and "finalizeContent" in fixture)
+        return self._phases(run).report(fixture is not None and "finalizeContent" in fixture, self.bare)
 
     def _report(self, run: ToolExecution, at: str, **received: Any) -> None:
         """Record what a ``mutate-then`` behaviour found when it tried to mutate what it received."""
@@ -706,7 +711,8 @@ class _ScenarioRun:
         self.seen.setdefault(run.token, []).append(report)
 
     def _install_instrumentation(self) -> None:
-        """One pass-through hook per stage, installed before the scenario's hooks, hence outermost."""
+        """One pass-through hook per stage, installed before the scenario's hooks, hence outermost; none for the
+        stages the scenario lists as ``bare``."""
 
         async def pre(run: ToolExecution, next_: Callable[[], Awaitable[Any]]) -> Any:
             self._phases(run).pre += 1
@@ -727,10 +733,15 @@ class _ScenarioRun:
             self._phases(run).observed += 1
             self.observed.append((run, result))
 
-        self.registry.on_pre_execute(pre)
-        self.registry.add_guard(guard)
-        self.registry.on_execute(around)
-        self.registry.on_post_execute(post)
+        # a bare stage gets none: the registry then has no hook of it unless the scenario installs one
+        if "pre" not in self.bare:
+            self.registry.on_pre_execute(pre)
+        if "guard" not in self.bare:
+            self.registry.add_guard(guard)
+        if "execute" not in self.bare:
+            self.registry.on_execute(around)
+        if "post" not in self.bare:
+            self.registry.on_post_execute(post)
         self.registry.on_result(observe)
 
     def _install_hooks(self) -> None:
