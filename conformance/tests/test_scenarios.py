@@ -287,7 +287,7 @@ def test_a_replay_and_a_hook_may_name_a_model_step_and_its_call() -> None:
         (
             _model_step_scenario(["a"], {"id": "again", "replay": {"persist": "nowhere"}}),
             "$.steps[1].replay.persist",
-            "'nowhere' is not an earlier persist or modelStep step",
+            "'nowhere' is not an earlier persist, modelStep or reopen step",
         ),
         (
             _model_step_scenario(["a"], hooks=[{"stage": "pre-execute", "steps": ["z"], "action": {"kind": "allow"}}]),

@@ -44,8 +44,18 @@ __all__ = [
 FORMAT_VERSION: Final = 1
 """The scenario and transcript format version this kit reads and writes."""
 
-_STEP_KINDS: Final = ("call", "probe", "persist", "modelStep", "replay", "schemas", "executionMode", "removeHook")
-_LOGGING_STEP_KINDS: Final = frozenset({"persist", "modelStep"})
+_STEP_KINDS: Final = (
+    "call",
+    "probe",
+    "persist",
+    "modelStep",
+    "replay",
+    "schemas",
+    "executionMode",
+    "removeHook",
+    "reopen",
+)
+_LOGGING_STEP_KINDS: Final = frozenset({"persist", "modelStep", "reopen"})
 
 _NESTED_CALL_ID: Final = re.compile(r"^(?P<outer>.+):code:[1-9][0-9]*$")
 
@@ -270,7 +280,21 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                         f"a model step calls exclusive tools only: {call['name']!r} declares concurrencySafe",
                     )
         elif "replay" in step and kinds.get(step["replay"]["persist"]) not in _LOGGING_STEP_KINDS:
-            yield f"{here}.replay.persist", f"{step['replay']['persist']!r} is not an earlier persist or modelStep step"
+            yield (
+                f"{here}.replay.persist",
+                f"{step['replay']['persist']!r} is not an earlier persist, modelStep or reopen step",
+            )
+        elif "reopen" in step:
+            if kinds.get(step["reopen"]["persist"]) not in _LOGGING_STEP_KINDS:
+                yield (
+                    f"{here}.reopen.persist",
+                    f"{step['reopen']['persist']!r} is not an earlier persist, modelStep or reopen step",
+                )
+            for position, name in enumerate(step["reopen"]["steps"]):
+                if kinds.get(name) != "call":
+                    yield f"{here}.reopen.steps[{position}]", f"{name!r} is not an earlier call step"
+                elif any(True for _ in iter_exotic_tags(_call_of(steps, name)["arguments"])):
+                    yield f"{here}.reopen.steps[{position}]", f"the arguments of {name!r} hold exotic tags"
         elif "removeHook" in step and step["removeHook"]["hook"] >= len(data.get("hooks", ())):
             yield f"{here}.removeHook.hook", f"{step['removeHook']['hook']} is not the index of a hook"
         kinds[step_id] = next(key for key in _STEP_KINDS if key in step)

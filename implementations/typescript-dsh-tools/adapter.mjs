@@ -1659,6 +1659,7 @@ class ScenarioRun {
       this.hookDisposers[step.removeHook.hook]()
       return { removed: true }
     }
+    if (step.reopen !== undefined) return this.reopen(step.id, step.reopen)
     return this.schemas()
   }
 
@@ -1719,14 +1720,7 @@ class ScenarioRun {
     const rawArguments = spec.rawArguments ?? {}
     let failure
     try {
-      for (const stepId of spec.steps) {
-        const call = this.steps.get(stepId).call
-        const callId = this.callIds.get(stepId)
-        const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : writeJson(call.arguments)
-        const callEvent = session.append('tool/call', { turn: 1, step: 1, callId, name: call.name, arguments: raw })
-        for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
-        this.appendToolResult(session, callId, this.results.get(stepId), callEvent.seq)
-      }
+      this.appendCalls(session, spec.steps, rawArguments)
     } catch (error) {
       failure = error
     }
@@ -1781,6 +1775,63 @@ class ScenarioRun {
       contexts,
       concludesTurn,
     }
+  }
+
+  /** The durable events of some call steps appended to a Session as the original's agent loop appends them. */
+  appendCalls(session, stepIds, rawArguments) {
+    for (const stepId of stepIds) {
+      const call = this.steps.get(stepId).call
+      const callId = this.callIds.get(stepId)
+      const raw = Object.hasOwn(rawArguments, stepId) ? rawArguments[stepId] : writeJson(call.arguments)
+      const callEvent = session.append('tool/call', { turn: 1, step: 1, callId, name: call.name, arguments: raw })
+      for (const event of this.dispatchEvents(callId)) session.append(event.type, event.data)
+      this.appendToolResult(session, callId, this.results.get(stepId), callEvent.seq)
+    }
+  }
+
+  /**
+   * Reopen a copy of a persisted log for appending, as a resume does, and append the durable events of some call
+   * steps: the copy (damaged first) is written as the same session under a root of its own; the backend restores
+   * it as resume restores it (`prepare(id)`, refusing it as a replay does); the events are appended to the restored
+   * Session, and its unpublished suffix (the restore's own seed marker, then the appended events) is written
+   * through the service API (`append(id, events)`, which commits the restore's crash repair first, cutting a torn
+   * tail); the answer is the messages derived from the log then, with the first line the repair cut.
+   */
+  async reopen(reopenId, spec) {
+    const log = this.logs.get(spec.persist)
+    const { header, lines: source } = logFile(readFileSync(log.path))
+    const { lines, tail } = spec.damage !== undefined ? damageLines(source, spec.damage) : { lines: source, tail: Buffer.alloc(0) }
+    const root = join(this.logDirectory, `damaged-${this.damagedCopies++}`)
+    const path = join(root, relative(log.root, log.path))
+    mkdirSync(dirname(path), { recursive: true })
+    const written = Buffer.concat([...[header, ...lines].flatMap(line => [line, NEWLINE]), tail])
+    writeFileSync(path, written)
+    const backend = await JsonlLogs.open(root)
+    this.closers.unshift(() => backend.close())
+    let preparation
+    try {
+      preparation = await backend.persistence.prepare(log.id)
+    } catch (error) {
+      return { refused: { line: refusedLine(error) } }
+    }
+    const session = preparation.session
+    let suffix
+    try {
+      const { events: durable } = await backend.persistence.readFrom(log.id, 0)
+      this.appendCalls(session, spec.steps, {})
+      suffix = session.events.slice(durable.length)
+    } catch (error) {
+      return { error: { name: contractErrorName(error), message: describeThrown(error) } }
+    } finally {
+      preparation[Symbol.dispose]() // the reservation ends before the append adopts the log
+    }
+    await backend.persistence.append(log.id, suffix)
+    this.logs.set(reopenId, { id: log.id, root, path, backend })
+    const outcome = {}
+    const kept = keptLines(written, readFileSync(path))
+    if (kept < lines.length || tail.length > 0) outcome.repaired = { line: kept + 1 }
+    outcome.messages = (await backend.restoredMessages(log.id)).map(message => this.stableMessage(message))
+    return outcome
   }
 
   /** Append a call's `tool/result` as the original's agent loop does, citing its `tool/call` line. */
@@ -1887,7 +1938,8 @@ class ScenarioRun {
 
   /** The messages derived from a persisted log alone, restored from the scenario's backend as resume restores it. */
   async replay(persistId) {
-    const messages = await this.logBackend.restoredMessages(this.logs.get(persistId).id)
+    const log = this.logs.get(persistId)
+    const messages = await (log.backend ?? this.logBackend).restoredMessages(log.id)
     return messages.map(message => this.stableMessage(message))
   }
 

@@ -62,7 +62,15 @@ from toolcanon.jsonvalue import es_key_order, thaw
 from toolcanon.mcp import ImageUpload, mcp_tool, public_tool_name
 from toolcanon.nested import CodeMode, ToolCallError, Tools
 from toolcanon.schema import compile_value_schema
-from toolcanon.session import MalformedLogError, ModelToolCall, SessionLog, replay, run_tool_calls
+from toolcanon.session import (
+    InvalidEventError,
+    MalformedLogError,
+    ModelToolCall,
+    SessionDataError,
+    SessionLog,
+    replay,
+    run_tool_calls,
+)
 from toolcanon.spill import install_dispatch_log_spill, install_spill
 from toolcanon.timeout import install_timeout
 from toolcanon_conformance.exotic import NotExpressible, first_inexpressible, materialize
@@ -1000,6 +1008,11 @@ class _ScenarioRun:
         if "removeHook" in step:
             self.hook_disposers[step["removeHook"]["hook"]]()
             return {"removed": True}
+        if "reopen" in step:
+            try:
+                return self._reopen(step["id"], step["reopen"])
+            except (InvalidEventError, SessionDataError) as error:
+                return {"error": {"name": contract_error_name(error), "message": error_message(error)}}
         return self._schemas()
 
     async def _call(self, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -1043,23 +1056,46 @@ class _ScenarioRun:
         """Append the durable events of some calls to a fresh session log, as an agent loop would."""
         path = self.workdir.path() / f"{len(self.logs)}.jsonl"
         self.logs[persist_id] = path
-        raw_arguments = spec.get("rawArguments", {})
         with SessionLog.open(path) as log:
-            for step_id in spec["steps"]:
-                call = self.steps[step_id]["call"]
-                call_id = self.call_ids[step_id]
-                raw = raw_arguments.get(step_id, canonical_json(call["arguments"]))
-                log.append_tool_call(turn=1, step=1, call_id=call_id, name=call["name"], arguments=raw)
-                for event_type, data in self.dispatch_events.get(call_id, ()):
-                    log.append(event_type, data)
-                message_id = str(uuid.uuid4())
-                self.message_ids[message_id] = f"{call_id}:result"
-                log.append_tool_result(
-                    turn=1, step=1, call_id=call_id, result=self.results[step_id], message_id=message_id
-                )
+            self._append_calls(log, spec["steps"], spec.get("rawArguments", {}))
         outcome: dict[str, Any] = {"events": self._logged_events(path)}
         if spec.get("bytes") is True:
             outcome["lines"] = [self._stable_text(text) for text in _data_texts(path.read_bytes())]
+        return outcome
+
+    def _append_calls(self, log: SessionLog, step_ids: list[str], raw_arguments: Mapping[str, str]) -> None:
+        """The durable events of some call steps, as an agent loop appends them, all at turn 1, step 1."""
+        for step_id in step_ids:
+            call = self.steps[step_id]["call"]
+            call_id = self.call_ids[step_id]
+            raw = raw_arguments.get(step_id, canonical_json(call["arguments"]))
+            log.append_tool_call(turn=1, step=1, call_id=call_id, name=call["name"], arguments=raw)
+            for event_type, data in self.dispatch_events.get(call_id, ()):
+                log.append(event_type, data)
+            message_id = str(uuid.uuid4())
+            self.message_ids[message_id] = f"{call_id}:result"
+            log.append_tool_result(turn=1, step=1, call_id=call_id, result=self.results[step_id], message_id=message_id)
+
+    def _reopen(self, reopen_id: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """Reopen a copy of a log (damaged first) for appending, as a resumed session does, and append the durable
+        events of some call steps: the messages derived from the log then, with the torn line the reopening cut
+        off, or the line the reader refused (nothing is appended to a log it refuses)."""
+        source = self.logs[spec["persist"]]
+        reopened = source.with_name(f"{source.stem}-{len(self.damaged)}-reopened.jsonl")
+        self.damaged.append(reopened)
+        data = source.read_bytes()
+        reopened.write_bytes(_damage(data, spec["damage"]) if "damage" in spec else data)
+        try:
+            log = SessionLog.open(reopened)
+        except MalformedLogError as malformed:
+            return {"refused": {"line": malformed.line}}
+        with log:
+            self._append_calls(log, spec["steps"], {})
+        self.logs[reopen_id] = reopened
+        outcome: dict[str, Any] = {}
+        if log.repaired is not None:
+            outcome["repaired"] = {"line": log.repaired.line}
+        outcome["messages"] = [self._stable_message(message) for message in replay(reopened).messages]
         return outcome
 
     async def _model_step(self, step: Mapping[str, Any]) -> dict[str, Any]:
