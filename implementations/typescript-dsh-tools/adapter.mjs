@@ -1644,12 +1644,7 @@ class ScenarioRun {
     if (step.modelStep !== undefined) return this.modelStep(step)
     if (step.replay !== undefined) {
       if (step.replay.damage !== undefined) return this.replayDamaged(step.replay.persist, step.replay.damage)
-      try {
-        return { messages: await this.replay(step.replay.persist) }
-      } catch (error) {
-        // the original's restore may refuse a log its own session wrote (a tool-result whose content is no array)
-        return { refused: { line: refusedLine(error) } }
-      }
+      return this.replay(step.replay.persist)
     }
     if (step.executionMode !== undefined) {
       const spec = step.executionMode
@@ -1808,6 +1803,7 @@ class ScenarioRun {
     writeFileSync(path, written)
     const backend = await JsonlLogs.open(root)
     this.closers.unshift(() => backend.close())
+    this.logs.set(reopenId, { id: log.id, root, path, backend }) // a later step may name it, refused or not
     let preparation
     try {
       preparation = await backend.persistence.prepare(log.id)
@@ -1826,11 +1822,16 @@ class ScenarioRun {
       preparation[Symbol.dispose]() // the reservation ends before the append adopts the log
     }
     await backend.persistence.append(log.id, suffix)
-    this.logs.set(reopenId, { id: log.id, root, path, backend })
+    let messages
+    try {
+      messages = await backend.restoredMessages(log.id)
+    } catch (error) {
+      return { refused: { line: refusedLine(error) } } // what was appended made the log one the reader refuses
+    }
     const outcome = {}
     const kept = keptLines(written, readFileSync(path))
     if (kept < lines.length || tail.length > 0) outcome.repaired = { line: kept + 1 }
-    outcome.messages = (await backend.restoredMessages(log.id)).map(message => this.stableMessage(message))
+    outcome.messages = messages.map(message => this.stableMessage(message))
     return outcome
   }
 
@@ -1939,8 +1940,13 @@ class ScenarioRun {
   /** The messages derived from a persisted log alone, restored from the scenario's backend as resume restores it. */
   async replay(persistId) {
     const log = this.logs.get(persistId)
-    const messages = await (log.backend ?? this.logBackend).restoredMessages(log.id)
-    return messages.map(message => this.stableMessage(message))
+    let messages
+    try {
+      messages = await (log.backend ?? this.logBackend).restoredMessages(log.id)
+    } catch (error) {
+      return { refused: { line: refusedLine(error) } } // a reopened log may be one the reader refuses
+    }
+    return { messages: messages.map(message => this.stableMessage(message)) }
   }
 
   stableIds(data) {

@@ -1001,7 +1001,7 @@ class _ScenarioRun:
         if "replay" in step:
             if "damage" in step["replay"]:
                 return self._replay_damaged(step["replay"]["persist"], step["replay"]["damage"])
-            return {"messages": self._replay(step["replay"]["persist"])}
+            return self._replay(step["replay"]["persist"])
         if "executionMode" in step:
             spec = step["executionMode"]
             return {"mode": self.registry.execution_mode(spec["name"], materialize(spec["arguments"]))}
@@ -1085,17 +1085,21 @@ class _ScenarioRun:
         self.damaged.append(reopened)
         data = source.read_bytes()
         reopened.write_bytes(_damage(data, spec["damage"]) if "damage" in spec else data)
+        self.logs[reopen_id] = reopened  # a later step may name it, refused or not
         try:
             log = SessionLog.open(reopened)
         except MalformedLogError as malformed:
             return {"refused": {"line": malformed.line}}
         with log:
             self._append_calls(log, spec["steps"], {})
-        self.logs[reopen_id] = reopened
+        try:
+            replayed = replay(reopened)
+        except MalformedLogError as malformed:  # what was appended made the log one the reader refuses
+            return {"refused": {"line": malformed.line}}
         outcome: dict[str, Any] = {}
         if log.repaired is not None:
             outcome["repaired"] = {"line": log.repaired.line}
-        outcome["messages"] = [self._stable_message(message) for message in replay(reopened).messages]
+        outcome["messages"] = [self._stable_message(message) for message in replayed.messages]
         return outcome
 
     async def _model_step(self, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -1161,8 +1165,13 @@ class _ScenarioRun:
             outcome["torn"] = {"line": replayed.torn.line}
         return outcome
 
-    def _replay(self, persist_id: str) -> list[Any]:
-        return [self._stable_message(message) for message in replay(self.logs[persist_id]).messages]
+    def _replay(self, persist_id: str) -> dict[str, Any]:
+        """The messages derived from a log alone; a log the reader refuses (a reopened one may be) answers the line."""
+        try:
+            replayed = replay(self.logs[persist_id])
+        except MalformedLogError as malformed:
+            return {"refused": {"line": malformed.line}}
+        return {"messages": [self._stable_message(message) for message in replayed.messages]}
 
     def _stable_ids(self, data: Any) -> Any:
         if isinstance(data, Mapping) and "message" in data:
