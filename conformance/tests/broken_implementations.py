@@ -33,9 +33,12 @@ from toolcanon import (
 )
 from toolcanon import jsonvalue as jsonvalue_module
 from toolcanon import registry as registry_module
+from toolcanon import result as result_module
 from toolcanon import session as session_module
+from toolcanon import spill as spill_module
 from toolcanon._text_cache import TextKeyedCache
 from toolcanon.jsonvalue import NotLosslessJson, Rejection, freeze, snapshot_json, thaw
+from toolcanon.renderers._ecma import utf8_length
 from toolcanon_conformance.adapters import reference as reference_adapter
 from toolcanon_conformance.adapters.reference import ReferenceImplementation
 from toolcanon_conformance.implementation import ImplementationInfo, Outcome
@@ -640,6 +643,79 @@ def _replay_ignores_seq() -> contextlib.AbstractContextManager[Any]:
     return mock.patch.object(session_module, "_parse_line", parse_line)
 
 
+def _bare_body_stage_drops_deferred_contexts() -> contextlib.AbstractContextManager[Any]:
+    """A registry with no around wrapper runs the body directly and forgets what it deferred: only the path through
+    the wrappers puts the deferred contexts first (R-CTX-1)."""
+    original = Registry._body_stage
+
+    async def body_stage(self: Any, run: Any, state: Any) -> Any:
+        result = await original(self, run, state)
+        if not self._wrappers:
+            run._deferred.clear()
+        return result
+
+    return mock.patch.object(Registry, "_body_stage", body_stage)
+
+
+def _plain_error_code_taken_for_info(original: Callable[..., Any]) -> Callable[..., Any]:
+    # an error that carries a string code is taken for a coded one, as a duck-typed check would take it
+    def error_info(thrown: object) -> tuple[str, str] | None:
+        code = getattr(thrown, "code", None)
+        if type(code) is str and original(thrown) is None:
+            return type(thrown).__name__, code
+        return original(thrown)
+
+    return error_info
+
+
+def _spill_store_failure_fails_the_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    # the store is asked outside the policy's containment: a store that fails fails the post-execute listener
+    async def bound_content(content: Any, call_id: str, *, max_bytes: int, store: Any, hint: str) -> Any:
+        text = spill_module._plain_text(content)
+        if text is None or utf8_length(text) <= max_bytes:
+            return await original(content, call_id, max_bytes=max_bytes, store=store, hint=hint)
+        locator = await registry_module.settle(store(call_id, text))
+        return await original(content, call_id, max_bytes=max_bytes, store=lambda *_: locator, hint=hint)
+
+    return bound_content
+
+
+def _change_listeners_all_told() -> contextlib.AbstractContextManager[Any]:
+    """Every listener is told of a change, and the first error raised once all were: one listener raising no longer
+    stops the ones after it (R-REG-11)."""
+
+    def notify_change(self: Any, name: str) -> None:
+        raised: list[BaseException] = []
+        for listener in list(self._change_listeners):
+            try:
+                listener(name)
+            except Exception as error:
+                raised.append(error)
+        if raised:
+            raise raised[0]
+
+    return mock.patch.object(Registry, "_notify_change", notify_change)
+
+
+def _reopening_keeps_a_torn_line(original: Callable[..., Any]) -> Callable[..., Any]:
+    # the reader reports a torn last line where the file ends, so reopening cuts nothing and appends after its bytes
+    def read_events(data: bytes, path: str) -> Any:
+        events, torn, invariants = original(data, path)
+        if torn is not None:
+            torn = session_module.TornLine(torn.line, len(data), torn.length)
+        return events, torn, invariants
+
+    return read_events
+
+
+def _gap_cut_by_characters(original: Callable[..., Any]) -> Callable[..., Any]:
+    # a string indent cut after 10 characters rather than 10 UTF-16 code units: an astral character counts one
+    def gap(space: object) -> Any:
+        return (space[:10] or None) if type(space) is str else original(space)
+
+    return gap
+
+
 def _recursive_key_order(node: Any) -> Any:
     if isinstance(node, dict):
         return [[key, _recursive_key_order(child)] for key, child in node.items()]
@@ -731,7 +807,7 @@ BUGS: tuple[Bug, ...] = (
     Bug("recursive-snapshot", "R-ARGS-1", _wrap_module_function(registry_module, "snapshot_json", _recursive_snapshot)),
     Bug("renderer-handed-an-unfrozen-value", "R-NORM-1", _renders_an_unfrozen_value),
     Bug("snapshot-keeps-insertion-order", "R-SNAP-4", _snapshot_keeps_insertion_order, principle=9),
-    Bug("provenance-by-call-id", "R-TOK-1", _provenance_by_call_id, principle=6),
+    Bug("provenance-by-call-id", "R-TOK-1", _provenance_by_call_id),
     Bug("hook-disposer-keeps-the-hook", "R-REG-10", _hook_disposers_keep_the_hook),
     Bug(
         "replacement-signal-checked-only-at-entry",
@@ -767,4 +843,42 @@ BUGS: tuple[Bug, ...] = (
         lambda: mock.patch.object(reference_adapter, "_key_order", _recursive_key_order),
         principle=11,
     ),
+    # principle 6: each is caught only by a scenario of what the format could not express before (NEW_FORMAT_BUGS)
+    Bug("bare-body-stage-drops-deferred-contexts", "R-CTX-1", _bare_body_stage_drops_deferred_contexts, principle=6),
+    Bug(
+        "plain-error-code-taken-for-info",
+        "R-RES-3",
+        _wrap_module_function(result_module, "error_info", _plain_error_code_taken_for_info),
+        principle=6,
+    ),
+    Bug(
+        "spill-store-failure-fails-the-call",
+        "R-SPILL-1",
+        _wrap_module_function(spill_module, "bound_content", _spill_store_failure_fails_the_call),
+        principle=6,
+    ),
+    Bug("change-listeners-all-told", "R-REG-11", _change_listeners_all_told, principle=6),
+    Bug(
+        "reopening-keeps-a-torn-line",
+        "R-REPLAY-2",
+        _wrap_module_function(session_module, "_read_events", _reopening_keeps_a_torn_line),
+        principle=6,
+    ),
+    Bug(
+        "indent-cut-by-characters",
+        "R-SNAP-5",
+        _wrap_module_function(jsonvalue_module, "_gap", _gap_cut_by_characters),
+        principle=6,
+    ),
 )
+
+NEW_FORMAT_BUGS: dict[str, frozenset[str]] = {
+    "bare-body-stage-drops-deferred-contexts": frozenset({"bare-execute-stage", "bare-registry"}),
+    "plain-error-code-taken-for-info": frozenset({"res-plain-error-code"}),
+    "spill-store-failure-fails-the-call": frozenset({"spill-store-fails", "spill-store-rejects"}),
+    "change-listeners-all-told": frozenset({"reg-change-listeners-order"}),
+    "reopening-keeps-a-torn-line": frozenset({"reopen-damaged-log"}),
+    "indent-cut-by-characters": frozenset({"render-json-indent-space"}),
+}
+"""The bugs only a scenario of a format extension catches (docs/protocol.md, "Bounds of the format"), each with
+those scenarios: every other scenario of its rule passes with the bug in place."""

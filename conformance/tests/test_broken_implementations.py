@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broken_implementations import BUGS, Broken, Bug
+from broken_implementations import BUGS, NEW_FORMAT_BUGS, Broken, Bug
 
 from toolcanon_conformance.adapters.inprocess import InProcess
 from toolcanon_conformance.adapters.reference import ReferenceImplementation
@@ -93,3 +93,34 @@ def test_the_bugs_of_the_generator_principle_are_hunted_by_generated_scenarios()
     generated = [bug.name for bug in BUGS if bug.principle == 7]
     assert generated
     assert [name for name in generated if f'broken("{name}")' not in hunts] == []
+
+
+def test_the_bugs_of_the_expressible_principle_are_caught_by_the_formats_extensions() -> None:
+    # principle 6: a case the format could not state is a gap in the format, so what catches its bug is a scenario
+    # of the extension, which the other scenarios of its rule could not replace
+    expressible = {bug.name for bug in BUGS if bug.principle == 6}
+    assert expressible == set(NEW_FORMAT_BUGS)
+    known = {scenario.id for scenario in load_scenarios()}
+    assert [name for name, ids in NEW_FORMAT_BUGS.items() if not ids <= known] == []
+
+
+@pytest.mark.parametrize("bug", [bug for bug in BUGS if bug.name in NEW_FORMAT_BUGS], ids=lambda bug: bug.name)
+def test_an_expressible_bug_passes_every_scenario_but_the_formats_extensions(
+    bug: Bug, scenarios: list[dict[str, Any]], reference_statuses: dict[str, str]
+) -> None:
+    others = [
+        scenario
+        for scenario in select(scenarios, rules=[bug.rule])
+        if scenario["id"] not in NEW_FORMAT_BUGS[bug.name] and "generated-values" not in scenario.get("requires", ())
+    ]
+    goldens = golden_directory(goldens_dir())
+    unknown = [scenario for scenario in others if scenario["id"] not in reference_statuses]
+    for result in run_suite(InProcess(ReferenceImplementation()), unknown, goldens).results:
+        reference_statuses[result.scenario] = result.status
+    broken = run_suite(InProcess(Broken(bug), timeout=BROKEN_DEADLINE), others, goldens)
+    caught = [
+        result.scenario
+        for result in broken.results
+        if reference_statuses[result.scenario] == "passed" and result.status != "passed"
+    ]
+    assert caught == [], f"{bug.name} is caught by scenarios the format could state before: {caught}"
