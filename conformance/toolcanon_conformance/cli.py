@@ -104,6 +104,13 @@ no optional capability. Exit status: 0 it passed, 1 it did not (failed, errored 
 the implementation could not be started."""
 
 
+_TWINS_EPILOG = """\
+Each value a scenario normalizes against a schema (a tool's output, a call's arguments) runs as it is and in
+twins nested deeper and widened past the reference's engine thresholds; a twin must give the same outcome, its
+paths under the copy's prefix. No golden is read. Exit status: 0 every twin keeps its outcome, 1 one does not
+(or a twin scenario errored), 2 usage error or the implementation could not be started."""
+
+
 class _UsageError(Exception):
     """A problem with what the user asked for: reported in one line, exit status 2."""
 
@@ -345,6 +352,23 @@ def _parser() -> argparse.ArgumentParser:
     _data_options(cases, goldens=True)
     cases.add_argument("--schema", action="store_true", help="print the JSON Schema of --format json and exit")
     cases.set_defaults(handler=_cases)
+
+    twins = commands.add_parser(
+        "twins",
+        help="check that the scenarios' values keep their outcomes when nested deeper and widened",
+        epilog=_TWINS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _single_target_options(twins)
+    _connection_options(twins)
+    _selection_options(twins)
+    twins.add_argument(
+        "--sample",
+        action="store_true",
+        help="the first three small cases of each scenario, one twin each, in turn (default: every twin of every case)",
+    )
+    _data_options(twins, goldens=False)
+    twins.set_defaults(handler=_twins)
 
     for name, (_module, _function, summary) in _DELEGATED.items():
         commands.add_parser(name, help=summary, add_help=False)
@@ -1031,6 +1055,25 @@ def _smoke(options: argparse.Namespace) -> int:
         raise _UsageError(str(error)) from None
     terminal.line(smoke_text(outcome, terminal.style))
     return 0 if outcome.passed else 1
+
+
+def _twins(options: argparse.Namespace) -> int:
+    from toolcanon_conformance.twins import EVERY_TWIN, SAMPLE, check_twins, twins_text
+
+    target = _single_target(options)
+    implementation = _implementation(target, options)
+    chosen, _ = _selected(options, _load_scenarios(options.scenarios))
+    plans = (SAMPLE if options.sample else EVERY_TWIN).plans(chosen)
+    if not plans:
+        raise _UsageError("no value of the selected scenarios is normalized against a schema: nothing to twin")
+    terminal = _Terminal.of(sys.stdout)
+    try:
+        report = check_twins(implementation, plans)
+    except AdapterError as error:
+        print(visible(f"toolcanon twins: cannot start {implementation!r}: {error}"), file=sys.stderr)
+        return 2
+    terminal.line(twins_text(report, terminal.style))
+    return 0 if report.ok else 1
 
 
 def _info(options: argparse.Namespace) -> int:
