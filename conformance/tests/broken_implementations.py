@@ -882,3 +882,14 @@ NEW_FORMAT_BUGS: dict[str, frozenset[str]] = {
 }
 """The bugs only a scenario of a format extension catches (docs/protocol.md, "Bounds of the format"), each with
 those scenarios: every other scenario of its rule passes with the bug in place."""
+
+
+def broken(name: str) -> Broken:
+    """The broken implementation of the bug named ``name``."""
+    return Broken(next(bug for bug in BUGS if bug.name == name))
+
+
+def fused_skips_additional_properties() -> Broken:
+    """The implementation ``docs/kit.md`` runs ``toolcanon twins`` on: ``--impl
+    conformance/tests/broken_implementations.py:fused_skips_additional_properties``."""
+    return broken("fused-skips-additional-properties")

@@ -187,7 +187,7 @@ CAUGHT = (
     ("fused-skips-additional-properties", "val-nonascii-keys", "wide-array"),
     ("fused-takes-arrays-for-objects", "twin-fused-array-for-object", "wide-array"),
     ("fused-accepts-booleans-as-integers", "val-integer-and-bool", "wide-object"),
-    ("deep-schema-engine-stops-at-200-levels", "args-invalid", "nest-401"),
+    ("deep-schema-engine-stops-at-200-levels", "args-invalid", "nested-401"),
 )
 """Bugs of one engine, each with a scenario and the twin of its cases that catches it: the case alone stays on the
 sound engines."""

@@ -4,14 +4,14 @@ export the cases, render and replay.
 Commands: ``check`` (the scenarios against one or more implementations), ``smoke`` (the handshake and one
 trivial scenario), ``info`` (an implementation's ``start`` metadata), ``report`` (a saved JSON report as JSON,
 Markdown, HTML or a badge), ``cases`` (list the scenarios and rules, or ``--export`` them with their goldens),
-and the delegated ``render``, ``replay`` and ``fuzz``. ``toolcanon --version`` prints the versions.
+``twins`` (the scenarios' values nested deeper and widened must keep their outcomes), and the delegated ``render``, ``replay`` and ``fuzz``. ``toolcanon --version`` prints the versions.
 
 Exit status, the same for every command:
 
 - 0: everything asked for succeeded (``check``: the verdict of every implementation's run is PASS; ``smoke``:
   its scenario passed);
 - 1: a deviation: ``check`` found a failure, or a run in which nothing passed; ``smoke``'s scenario did not
-  pass;
+  pass; a twin of ``twins`` did not keep its case's outcome;
 - 2: a usage error, in one line, found before any scenario runs (an unknown ``--rule`` or ``--require``
   capability, an ``--impl`` that cannot be imported, an output file that cannot be written, a non-empty
   ``--export`` folder, a report that cannot be read), or an implementation could not be started;

@@ -243,22 +243,22 @@ class Twin:
 OUTPUT_TWINS: Final[tuple[Twin, ...]] = (
     Twin("wide-array", (Layer("wide-array", _COPIES),), ("fused-items",)),
     Twin("wide-object", (Layer("wide-object", _COPIES),), ("fused-items", "fused-table")),
-    Twin("wide-nest-40", (Layer("wide-array", _COPIES), Layer("nest", 40)), ("fused-items",)),
-    Twin("wide-nest-70", (Layer("wide-array", _COPIES), Layer("nest", 70)), ("fused-items", "fused-schema-depth")),
+    Twin("wide-nested-40", (Layer("wide-array", _COPIES), Layer("nest", 40)), ("fused-items",)),
+    Twin("wide-nested-70", (Layer("wide-array", _COPIES), Layer("nest", 70)), ("fused-items", "fused-schema-depth")),
     Twin("wide-chain-3", (Layer("wide-object", 33), Layer("chain", 3)), ("fused-table",)),
-    Twin("nest-101", (Layer("nest", 101),), ("fused-schema-depth", "closure-height")),
-    Twin("nest-401", (Layer("nest", 401),), ("fused-schema-depth", "closure-height", "snapshot-depth")),
-    Twin("chain-nest-401", (Layer("chain", 3), Layer("nest", 401)), ("closure-height", "snapshot-depth")),
-    Twin("nest-chain-401", (Layer("nest", 401), Layer("chain", 3)), ("closure-height", "snapshot-depth")),
+    Twin("nested-101", (Layer("nest", 101),), ("fused-schema-depth", "closure-height")),
+    Twin("nested-401", (Layer("nest", 401),), ("fused-schema-depth", "closure-height", "snapshot-depth")),
+    Twin("chain-nested-401", (Layer("chain", 3), Layer("nest", 401)), ("closure-height", "snapshot-depth")),
+    Twin("nested-chain-401", (Layer("nest", 401), Layer("chain", 3)), ("closure-height", "snapshot-depth")),
 )
 """The twins of an output case: wide ones take the generated walk at their first call; deep ones the iterative
 validator and snapshot; ``wide-object``'s 65 properties and ``wide-chain-3``'s 33 the walk's table loop."""
 
 ARGUMENT_TWINS: Final[tuple[Twin, ...]] = (
     Twin("wide-object", (Layer("wide-object", _COPIES),), ()),
-    Twin("nest-101", (Layer("nest", 101),), ("closure-height",)),
-    Twin("nest-401", (Layer("nest", 401),), ("closure-height", "snapshot-depth")),
-    Twin("chain-nest-401", (Layer("chain", 3), Layer("nest", 401)), ("closure-height", "snapshot-depth")),
+    Twin("nested-101", (Layer("nest", 101),), ("closure-height",)),
+    Twin("nested-401", (Layer("nest", 401),), ("closure-height", "snapshot-depth")),
+    Twin("chain-nested-401", (Layer("chain", 3), Layer("nest", 401)), ("closure-height", "snapshot-depth")),
 )
 """The twins of an arguments case, under a parameter ``k`` (arguments never take the generated walk)."""
 
@@ -681,7 +681,11 @@ def _shape_difference(twin: Twin, value: Any) -> str | None:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if _depth_below(value, 50) else "<a deep value>"
+    """A value for a problem's text: a string as it is, anything else as JSON, cut when long."""
+    if isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False) if _depth_below(value, 50) else "<a deep value>"
     return text if len(text) <= 300 else text[:150] + " … " + text[-100:]
 
 
@@ -907,5 +911,6 @@ def twins_text(report: TwinReport, style: Style = PLAIN, *, shown: int = 3) -> s
     seconds = sum(result.seconds for result in report.results)
     counts = ", ".join(f"{report.count(status)} {status}" for status in ("passed", "failed", "errored", "skipped"))
     verdict = style.good("PASS") if report.ok else style.bad("FAIL")
-    lines += ["", f"{verdict}: {counts} of {len(report.results)} scenarios' twins ({twins} twins) in {seconds:.2f} s"]
+    sources = len(report.results)
+    lines += ["", f"{verdict}: {counts}: {twins} twins of {sources} source scenarios in {seconds:.2f} s"]
     return "\n".join(lines)
