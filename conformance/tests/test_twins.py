@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from broken_implementations import BUGS, Broken
 from toolcanon import _fused, _schema_deep, jsonvalue
 from toolcanon_conformance.adapters.inprocess import InProcess
 from toolcanon_conformance.adapters.reference import ReferenceImplementation
+from toolcanon_conformance.cli import main
 from toolcanon_conformance.implementation import Ran
 from toolcanon_conformance.locations import scenarios_dir
 from toolcanon_conformance.scenario import load_scenario, scenario_from_data
@@ -248,3 +251,44 @@ def test_the_relation_fails_a_twin_that_parts_from_its_case(value: Any, change: 
     document = json.loads(transcript)
     change(document["steps"][plans[0].pairs[0].step]["result"])
     assert [problem.what for problem in relation_problems(plans[0], json.dumps(document))] == [what]
+
+
+# --- toolcanon twins ---------------------------------------------------------------------------------------
+
+BROKEN_FILE = Path(__file__).resolve().parent / "broken_implementations.py"
+MISBEHAVING = Path(__file__).resolve().parent / "misbehaving_adapter.py"
+
+
+def test_the_command_passes_the_reference_and_fails_a_broken_walk(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["twins", "--sample", "-k", "val-object-order"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("toolcanon ") and "PASS: 1 passed, 0 failed, 0 errored, 0 skipped: " in out
+    broken = f"{BROKEN_FILE}:fused_skips_additional_properties"
+    assert main(["twins", "--impl", broken, "-k", "val-nonascii-keys"]) == 1
+    out = capsys.readouterr().out
+    assert "twins of val-nonascii-keys failed: 3 of " in out
+    assert "c3-wide-array (twin of val-nonascii-keys $.tools.undeclared.body.value): the outcome: expected " in out
+    assert "is not a declared property (additionalProperties: false), got a success" in out
+    assert out.rstrip().splitlines()[-1].startswith("FAIL: 0 passed, 1 failed, 0 errored, 0 skipped: ")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "line"),
+    [
+        (
+            ["-k", "no-such-scenario"],
+            "no value of the selected scenarios is normalized against a schema: nothing to twin",
+        ),
+        (["--rule", "R-NOPE-1"], "--rule R-NOPE-1: no such rule"),
+        (["--impl", "a:b", "--impl-cmd", "c"], "one implementation at a time: --impl a:b and --impl-cmd c given"),
+        (["--impl-cmd", f"{sys.executable} {MISBEHAVING} wrong-version", "-k", "val-object-order"], "cannot start"),
+    ],
+)
+def test_the_command_says_a_usage_error_in_one_line(
+    arguments: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["twins", *arguments]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("toolcanon twins: ") and line in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
