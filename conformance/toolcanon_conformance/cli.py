@@ -4,7 +4,8 @@ export the cases, render and replay.
 Commands: ``check`` (the scenarios against one or more implementations), ``smoke`` (the handshake and one
 trivial scenario), ``info`` (an implementation's ``start`` metadata), ``report`` (a saved JSON report as JSON,
 Markdown, HTML or a badge), ``cases`` (list the scenarios and rules, or ``--export`` them with their goldens),
-``twins`` (the scenarios' values nested deeper and widened must keep their outcomes), and the delegated ``render``, ``replay`` and ``fuzz``. ``toolcanon --version`` prints the versions.
+``twins`` (the scenarios' values nested deeper and widened must keep their outcomes), and the delegated
+``render``, ``replay`` and ``fuzz``. ``toolcanon --version`` prints the versions.
 
 Exit status, the same for every command:
 
