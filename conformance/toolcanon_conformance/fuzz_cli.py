@@ -25,6 +25,10 @@ shrunk), and the run reports what it checked. Ctrl-C (``SIGINT``) does not inter
 ends the run once the scenario under way has been checked, and the run reports what it found, in one line when
 it found nothing; a second Ctrl-C ends it at once.
 
+``--known FILE`` names the implementation's known disagreements (:mod:`toolcanon_conformance.known`): a scenario
+whose every difference one of them explains is counted under it, neither shrunk nor saved nor a failure, and the
+hunt goes on.
+
 Exit status: 0 no failure found, 1 a failure found, 2 a usage error or an implementation (or the reference)
 that cannot be started, or a reference that fails on a generated scenario; 130 interrupted (Ctrl-C).
 """
@@ -61,6 +65,7 @@ from toolcanon_conformance.diff import format_path
 from toolcanon_conformance.display import visible
 from toolcanon_conformance.exceptions import AdapterError
 from toolcanon_conformance.implementation import Implementation
+from toolcanon_conformance.known import KnownDisagreements, KnownError, counts_by_class
 from toolcanon_conformance.properties import ConformanceFailure, ImplementationPair, ReferenceFailure
 from toolcanon_conformance.strategies import EXOTIC_KINDS, REFERENCE_EXOTIC_KINDS, scenarios
 
@@ -126,7 +131,8 @@ class FuzzRun:
     """What a run did: the seed, the scenarios drawn and checked (``examples`` of ``requested``, ``None`` for no
     limit but the time ``budget``), its wall time and the share of it spent drawing, the failures found, why it
     stopped early (or ``None``), whether the budget ended it, and whether it was interrupted (with the failure
-    it was shrinking then, if any)."""
+    it was shrinking then, if any); ``classified`` counts the drawn scenarios each known disagreement explained
+    (by its id, ``--known``)."""
 
     seed: int
     requested: int | None
@@ -139,6 +145,12 @@ class FuzzRun:
     out_of_time: bool = False
     interrupted: bool = False
     interrupted_shrinking: str | None = None
+    classified: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def known(self) -> int:
+        """Drawn scenarios that showed a known disagreement only."""
+        return sum(self.classified.values())
 
     @property
     def rate(self) -> float:
@@ -292,6 +304,7 @@ def fuzz(
     save: Path | None = None,
     reporter: Reporter | None = None,
     interrupted: Callable[[], bool] | None = None,
+    known: KnownDisagreements | None = None,
 ) -> FuzzRun:
     """Check the pair's implementation on ``examples`` generated scenarios, deterministically for a seed.
 
@@ -301,7 +314,8 @@ def fuzz(
     stopped at the end; whatever its ``start`` raises is left to the caller (an
     :class:`~toolcanon_conformance.exceptions.AdapterError` for the kit's adapters), and so is a
     :class:`~toolcanon_conformance.properties.ReferenceFailure`. Each distinct failure (up to
-    ``max_failures``) is shrunk and, with ``save``, written there (see the module's documentation).
+    ``max_failures``) is shrunk and, with ``save``, written there (see the module's documentation). A failure
+    that ``known`` explains wholly is counted in ``FuzzRun.classified`` instead, and the hunt goes on.
     """
     if examples is None and seconds is None:
         raise ValueError("fuzz needs a number of examples, a time budget in seconds, or both")
@@ -314,13 +328,13 @@ def fuzz(
         capabilities = pair.start()
         kinds = REFERENCE_EXOTIC_KINDS if exotic_kinds is None else tuple(exotic_kinds)
         strategy = _timed(scenarios(capabilities=capabilities, exotic_kinds=kinds), drawing)
-        known: set[str] = set()
+        seen: set[str] = set()
         rounds = 0
         while (examples is None or run.examples < examples) and len(run.found) < max_failures:
             if run.stopped is not None or _stopping(limits, run):
                 break
             state = _Round()
-            check = _property(pair, state, known, run, began, report, differential, invariants, limits)
+            check = _property(pair, state, seen, run, began, report, differential, invariants, limits, known)
             budget = _UNLIMITED if examples is None else examples - run.examples
             test = seed(_round_seed(seed_value, rounds))(_settings(budget)(given(strategy)(check)))
             rounds += 1
@@ -340,7 +354,7 @@ def fuzz(
                 run.stopped = "the implementation did not answer a scenario in time"
             else:
                 break
-            known.add(found.signature)
+            seen.add(found.signature)
             run.found.append(found)
             report.found(run, found)
     finally:
@@ -384,20 +398,21 @@ def _stopping(limits: _Limits, run: FuzzRun, *, shrinking: str | None = None) ->
 def _property(
     pair: ImplementationPair,
     state: _Round,
-    known: set[str],
+    seen: set[str],
     run: FuzzRun,
     began: float,
     report: Reporter,
     differential: bool,
     invariants: bool,
     limits: _Limits,
+    known: KnownDisagreements | None,
 ) -> Callable[[dict[str, Any]], None]:
     def check(scenario: dict[str, Any]) -> None:
         # Checked here, between scenarios, where stopping leaves nothing half done; the time budget ends the
         # drawing of new scenarios only, never the shrinking of a failure found.
         if limits.interrupted() or (state.target is None and limits.out_of_time()):
             raise _Stop
-        _check_one(pair, scenario, state, known, run, began, report, differential, invariants)
+        _check_one(pair, scenario, state, seen, run, began, report, differential, invariants, known)
 
     return check
 
@@ -406,14 +421,16 @@ def _check_one(
     pair: ImplementationPair,
     scenario: dict[str, Any],
     state: _Round,
-    known: set[str],
+    seen: set[str],
     run: FuzzRun,
     began: float,
     report: Reporter,
     differential: bool,
     invariants: bool,
+    known: KnownDisagreements | None = None,
 ) -> None:
-    """The property of one round: check the scenario, raising only for the failure this round shrinks."""
+    """The property of one round: check the scenario, raising only for the failure this round shrinks (a known
+    disagreement is counted, when the scenario was drawn, not shrunk)."""
     if state.target is None:
         run.examples += 1
     else:
@@ -422,8 +439,14 @@ def _check_one(
     try:
         pair.check(scenario, differential=differential, invariants=invariants)
     except ConformanceFailure as failure:
+        explained = known.classify(failure) if known is not None else ()
+        if explained:
+            if state.target is None:
+                for entry in explained:
+                    run.classified[entry.id] = run.classified.get(entry.id, 0) + 1
+            return
         signature = signature_of(failure)
-        if signature in known or (state.target is not None and signature != state.target):
+        if signature in seen or (state.target is not None and signature != state.target):
             return  # saved already, or another failure: the next round hunts it
         if failure.context.get("kind") == "timed-out":
             raise _Abort(failure) from None
@@ -652,6 +675,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where the throwaway session logs go (default: /dev/shm when writable, else the system's temp folder)",
     )
+    parser.add_argument(
+        "--known",
+        metavar="FILE",
+        help="the implementation's known disagreements: a scenario they explain wholly is counted, not a failure",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on standard error")
     return parser
 
@@ -673,6 +701,7 @@ def _fuzz(options: argparse.Namespace, out: IO[str], err: IO[str], interrupted: 
         kinds = _exotic_kinds(options.exotic_kinds)
         save = _save_directory(options.save)
         scratch_parent = _folder(options.tmpdir, "--tmpdir")
+        known = _known(options.known)
         pair = ImplementationPair(
             _implementation(options.impl, options.impl_cmd, options),
             _implementation(options.against, options.against_cmd, options, reference=True),
@@ -707,6 +736,7 @@ def _fuzz(options: argparse.Namespace, out: IO[str], err: IO[str], interrupted: 
                 save=save,
                 reporter=reporter,
                 interrupted=interrupted,
+                known=known,
             )
     except AdapterError as error:
         reporter.clear()
@@ -789,6 +819,17 @@ def _exotic_kinds(text: str | None) -> tuple[str, ...] | None:
     if beyond:
         raise _UsageError(f"--exotic-kinds: the reference cannot express {', '.join(beyond)}")
     return kinds
+
+
+def _known(text: str | None) -> KnownDisagreements | None:
+    if text is None:
+        return None
+    if not text.strip():
+        raise _UsageError("--known is empty: name the file")
+    try:
+        return KnownDisagreements.load(text)
+    except KnownError as error:
+        raise _UsageError(f"--known {error}") from None
 
 
 def _save_directory(text: str | None) -> Path | None:
@@ -883,12 +924,27 @@ def _summary(run: FuzzRun, options: argparse.Namespace) -> str:
         lines.append(f"Stopped early: {run.stopped}.")
     elif run.out_of_time:
         lines.append(f"Stopped at the time budget: no scenario drawn after {run.budget:g} s (--seconds).")
+    if options.known is not None:
+        lines.append(_known_account(run, options.known))
     verdict = f"{len(run.found)} failure{'s' if len(run.found) != 1 else ''}" if run.found else "no failure"
     scenarios = f"{run.examples} scenario{'s' if run.examples != 1 else ''}"
     lines.append(
         f"{verdict} in {scenarios} ({run.seconds:.1f} s, {run.rate:.0f}/s, "
         f"{run.drawing_share:.0%} drawing); seed {run.seed}: repeat with --seed {run.seed}"
     )
+    return "\n".join(lines)
+
+
+def _known_account(run: FuzzRun, file: str) -> str:
+    """How many drawn scenarios each known disagreement explained, by class and by entry."""
+    if not run.classified:
+        return f"Known disagreements ({file}): none shown."
+    known = KnownDisagreements.load(file)
+    classes = ", ".join(f"{cls} {count}" for cls, count in counts_by_class(run.classified, known).items())
+    lines = [f"Known disagreements ({file}): {run.known} scenario{'s' if run.known != 1 else ''} ({classes}):"]
+    for entry in known.entries:
+        if entry.id in run.classified:
+            lines.append(f"  {run.classified[entry.id]:>5}  {entry.cls:<10}  {entry.id} (S:{entry.scenario})")
     return "\n".join(lines)
 
 
@@ -936,8 +992,10 @@ class _Progress(Reporter):
         rate = run.examples / elapsed if elapsed > 0 else 0.0
         failures = len(run.found)
         timing = f"{elapsed:.0f} of {self.budget:g} s, " if self.budget is not None else ""
+        known = f", {run.known} known" if run.classified else ""
         self._show(
-            f"{self._count(run)} scenarios, {timing}{rate:.0f}/s, {failures} failure{'s' if failures != 1 else ''}",
+            f"{self._count(run)} scenarios, {timing}{rate:.0f}/s, {failures} failure{'s' if failures != 1 else ''}"
+            f"{known}",
             now,
         )
 

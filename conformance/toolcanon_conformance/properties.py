@@ -68,7 +68,10 @@ class ConformanceFailure(AssertionError):
     ``fixtures/scenarios/<new id>.json``, with that id, to keep it as a regression scenario), ``difference``
     the first place where the transcript differs from the reference's (differential failures), and
     ``violations`` the broken invariants, each starting with its JSON path in the transcript. ``kind`` says
-    which of :data:`FAILURE_KINDS` it is, and ``context`` is the errored outcome's context (``errored``).
+    which of :data:`FAILURE_KINDS` it is, and ``context`` is the errored outcome's context (``errored``). A
+    differential failure also keeps every difference (``differences``, the first being ``difference``) and both
+    transcripts (``transcripts``: the reference's, then the implementation's), so that a known disagreement can be
+    told from a new one by all it shows (:mod:`toolcanon_conformance.known`).
     """
 
     def __init__(
@@ -80,10 +83,14 @@ class ConformanceFailure(AssertionError):
         violations: Sequence[str] = (),
         kind: str | None = None,
         context: Mapping[str, Any] | None = None,
+        differences: Sequence[Difference] = (),
+        transcripts: tuple[str, str] | None = None,
     ) -> None:
         self.reason = reason
         self.scenario = dict(scenario)
         self.difference = difference
+        self.differences = tuple(differences) if differences else (() if difference is None else (difference,))
+        self.transcripts = transcripts
         self.violations = tuple(violations)
         self.kind = kind if kind is not None else ("invariant" if violations else "differs")
         self.context = dict(context) if context is not None else {}
@@ -260,6 +267,8 @@ def assert_same_transcript(expected: str, actual: str, scenario: Mapping[str, An
         "the transcript differs from the reference's",
         scenario,
         difference=differences[0] if differences else None,
+        differences=differences,
+        transcripts=(expected, actual),
     )
 
 
