@@ -246,3 +246,10 @@ def test_the_session_fuzzes_the_original_with_every_exotic_kind_both_express() -
     assert inexpressible is not None, "adapter.mjs defines no JS_INEXPRESSIBLE"
     javascript = set(re.findall(r"'([a-z-]+)'", inexpressible.group(1)))
     assert set(re.findall(r'"([a-z-]+)"', block.group(1))) == set(REFERENCE_EXOTIC_KINDS) - javascript
+
+
+def test_a_reordered_array_may_hold_numbers_the_canonical_writer_refuses() -> None:
+    known = known_of(entry(reordered=["$.steps.*.events"]))
+    difference = Difference(("steps", "p", "events", 0), "value", "9007199254740993", "1")
+    swapped = ('{"steps":{"p":{"events":[9007199254740993,1]}}}', '{"steps":{"p":{"events":[1,9007199254740993]}}}')
+    assert known.classify(differs(difference, transcripts=swapped)) != ()
