@@ -945,7 +945,12 @@ def _post_execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
     values = _values_of(kinds, 3)
 
     def feedback(rng: random.Random) -> Any:
-        return seeded.value(rng, 3) if seeded.chance(rng, 0.5) else _message(rng)
+        # Always a list holding no null: the message of feedback that is no list, or of a null in place of a block,
+        # is each host's own text (docs/edge-cases.md section 4), which a generated scenario must not pin.
+        if seeded.chance(rng, 0.5):
+            return _text_blocks_of(rng)
+        items = (seeded.value(rng, 2) for _ in range(rng.randrange(1, 4)))
+        return [_message(rng) if item is None else item for item in items]
 
     actions: tuple[tuple[int, _Builder], ...] = (
         (4, lambda rng: _contexts_optional(rng, {"kind": "accept"})),
