@@ -23,6 +23,8 @@ from toolcanon import Call, Output, Registry, ToolDefinition, define_tool
 
 ARGUMENT_DEPTHS: Final = (10_000, 100_000)
 CHAIN_DEPTHS: Final = (5_000, 40_000)
+# the same axis from just past the closures' reach (a schema taller than 100 takes the iterative engine) upwards
+LOWER_CHAIN_DEPTHS: Final = (2_000, 20_000)
 # the original's validation of an items chain grows with the square of its depth (one execute of a
 # 5,000-deep chain takes it about a minute), so the side-by-side figures use shorter chains
 SHORT_CHAIN_DEPTHS: Final = (500, 1_000)
@@ -224,7 +226,7 @@ def baselines(runs: int) -> Figures:
     ``json value N``: the wide schema and its value through ``json.loads(json.dumps(...))``.
     """
     figures = {}
-    for depth in sorted({*ARGUMENT_DEPTHS, *CHAIN_DEPTHS}):
+    for depth in sorted({*ARGUMENT_DEPTHS, *CHAIN_DEPTHS, *LOWER_CHAIN_DEPTHS}):
         value = nested(depth)
         figures[f"rebuild {depth}"] = median_of(without_collection(lambda value=value: rebuild(value)), runs)
     for count in WIDTHS:

@@ -243,7 +243,13 @@ GROWTH_TARGET = 1.25
 
 def cliffs(runs: int) -> list[Row]:
     """Where one call's cost once grew faster than its input: cost per unit at two sizes, and invalid values."""
-    figures = {**axes.arguments(runs), **axes.chains(runs), **axes.wide(runs), **axes.bench_value(runs)}
+    figures = {
+        **axes.arguments(runs),
+        **axes.chains(runs, axes.LOWER_CHAIN_DEPTHS),
+        **axes.chains(runs),
+        **axes.wide(runs),
+        **axes.bench_value(runs),
+    }
     OURS.update(figures)
     base = axes.baselines(runs)
     rows: list[Row] = []
@@ -264,7 +270,9 @@ def cliffs(runs: int) -> list[Row]:
 
     rebuilt = ("rebuild", "rebuilding the nesting")
     axis("execute with arguments nested {size} deep", "arguments", axes.ARGUMENT_DEPTHS, "level", rebuilt)
-    axis("execute an items chain {size} deep (schema and value)", "items", axes.CHAIN_DEPTHS, "level", rebuilt)
+    chain = "execute an items chain {size} deep (schema and value)"
+    axis(chain, "items", axes.LOWER_CHAIN_DEPTHS, "level", rebuilt)
+    axis(chain, "items", axes.CHAIN_DEPTHS, "level", rebuilt)
     schema_copy = ("json schema", "json.loads(json.dumps(schema))")
     axis("register an output schema of {size} properties", "register", axes.WIDTHS, "property", schema_copy)
     value_copy = ("json value", "json.loads(json.dumps(value))")

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from toolcanon._schema_deep import collect_without_closures
+from toolcanon._schema_deep import collect_without_closures, valid_iteratively
 from toolcanon._schema_kinds import is_lossless
 from toolcanon.jsonvalue import is_lossless_json, snapshot_json
 from toolcanon.schema import compile_validator, schema_violations
@@ -75,6 +75,8 @@ def test_engines_and_methods_agree(pair: tuple[dict[str, Any], Any], root: str) 
     violations = validator.violations(value, root)
     assert validator.is_valid(value) == (violations == [])
     assert collect_without_closures(validator._node, value, root) == violations
+    for height in (0, 1, 2):
+        assert valid_iteratively(validator._node, value, height) in (None, not violations)
 
 
 @SETTINGS

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolcanon._schema_deep import CLOSURE_HEIGHT, collect_without_closures
+from toolcanon._schema_deep import CLOSURE_HEIGHT, collect_without_closures, valid_iteratively
 from toolcanon.errors import JsonSchemaError, ToolArgsError, ToolOutputError
 from toolcanon.frozen import FrozenDict, FrozenList
 from toolcanon.jsonvalue import MAX_SAFE_INTEGER, snapshot_json
@@ -17,11 +17,14 @@ from toolcanon.schema import Validator, compile_parameters, compile_validator, c
 
 
 def check(schema: Any, value: Any, root: str = "value") -> list[str]:
-    """Validate, and cross-check is_valid and the step engine (which never uses the closures)."""
+    """Validate, and cross-check is_valid, the step engine and the tall schemas' boolean check (neither of which
+    uses the closures)."""
     validator = compile_validator(schema)
     violations = validator.violations(value, root)
     assert validator.is_valid(value) == (not violations)
     assert collect_without_closures(validator._node, value, root) == violations
+    for height in (0, 1, 2):
+        assert valid_iteratively(validator._node, value, height) in (None, not violations)
     return violations
 
 

@@ -6,6 +6,8 @@ the recursive closures is handed to them; the steps only carry the part of the s
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import repeat
 from typing import Any, Final
 
 from toolcanon._schema_kinds import is_lossless, is_lossless_beside
@@ -15,10 +17,73 @@ from toolcanon._schema_walk import Step, run_walk
 from toolcanon.frozen import FrozenDict, FrozenList
 from toolcanon.jsonvalue import es_key_order
 
-__all__ = ["CLOSURE_HEIGHT", "collect_iteratively", "collect_without_closures"]
+__all__ = ["CLOSURE_HEIGHT", "collect_iteratively", "collect_without_closures", "valid_iteratively"]
 
 CLOSURE_HEIGHT: Final = 100
 """Subtrees at most this tall run on the recursive closures (two frames a level, plus the lossless check)."""
+
+
+def valid_iteratively(node: SchemaNode, value: Any, height: int = CLOSURE_HEIGHT) -> bool | None:
+    """Whether ``value`` has no violation under ``node``, without deep recursion; ``None`` when it cannot tell.
+
+    The boolean check of a tall schema, for the commonest case, a valid value: one explicit stack of iterators
+    over the (node, value) pairs still to check, a few dozen bytes a level, where the reporting walk keeps two
+    generator steps, a path and a list of violations per level. Subtrees at most ``height`` tall run on the
+    closures. A ``oneOf`` above that height (its branches would each need a walk of their own) is ``None``, as
+    is any failure to read the value: the reporting walk then decides. It may raise, when the closures do.
+    """
+    stack: list[Iterator[tuple[SchemaNode, Any]]] = [iter(((node, value),))]
+    while stack:
+        for child_node, child in stack[-1]:
+            if child_node.depth <= height:
+                if not child_node.valid(child):
+                    return False
+                continue
+            opened = _open(child_node, child, height)
+            if opened is None or opened is False:
+                return opened
+            if opened is not True:
+                stack.append(opened)
+                break
+        else:
+            stack.pop()
+    return True
+
+
+def _open(node: SchemaNode, value: Any, height: int) -> Iterator[tuple[SchemaNode, Any]] | bool | None:
+    """The pairs under a container node still to check, or its verdict (``True``, ``False``, ``None``: unsure)."""
+    kind = node.kind
+    value_kind = type(value)
+    if kind == "array":
+        if value_kind is not list and value_kind is not FrozenList:
+            return False
+        if node.items is None:
+            return is_lossless(value)
+        return zip(repeat(node.items), value)
+    if kind == "object":
+        if value_kind is not dict and value_kind is not FrozenDict:
+            return False
+        for key in value:
+            if type(key) is not str:
+                return False  # not lossless JSON: a violation, whatever else the object holds
+        for key in node.required:
+            if key not in value:
+                return False
+        properties = node.properties
+        if node.closed:
+            for key in value:
+                if key not in properties:
+                    return False
+        elif not is_lossless_beside(value, properties):
+            return False
+        return iter([(child, value[key]) for key, child in properties.items() if key in value])
+    if kind == "oneOf":
+        if any(branch.depth > height for branch in node.branches):
+            return None
+        return sum(1 for branch in node.branches if branch.valid(value)) == 1
+    if kind == "any":
+        return is_lossless(value)
+    return node.valid(value)  # a scalar never recurses
 
 
 def collect_iteratively(node: SchemaNode, value: Any, path: ValuePath) -> list[str]:

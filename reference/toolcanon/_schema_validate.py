@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolcanon._collector import without_collector
 from toolcanon._schema_closures import Findings, compile_closures
-from toolcanon._schema_deep import CLOSURE_HEIGHT, collect_iteratively
+from toolcanon._schema_deep import CLOSURE_HEIGHT, collect_iteratively, valid_iteratively
 from toolcanon._schema_kinds import is_lossless
 from toolcanon._schema_nodes import SchemaNode, build_nodes
 from toolcanon._schema_subset import schema_violations
@@ -48,7 +48,16 @@ class Validator:
             except Exception:
                 # Only a RecursionError (a caller already deep in the stack) lands here in practice.
                 pass
+        elif without_collector(self._deep_valid, value):
+            return []
         return without_collector(collect_iteratively, self._node, value, root)
+
+    def _deep_valid(self, value: object) -> bool | None:
+        """The tall schema's boolean check (``None``: unsure), its memory a fraction of the reporting walk's."""
+        try:
+            return valid_iteratively(self._node, value)
+        except Exception:
+            return None  # a RecursionError of the closures, a caller already deep in the stack
 
     def violations_if_lossless(self, value: object, root: str = "value") -> list[str] | None:
         """The violations that ``value``'s snapshot has, found on ``value`` itself; ``None`` if it is not lossless.
@@ -75,6 +84,10 @@ class Validator:
                 return self._valid(value)
             except Exception:
                 pass
+        else:
+            verdict = without_collector(self._deep_valid, value)
+            if verdict is not None:
+                return verdict
         return not without_collector(collect_iteratively, self._node, value, "value")
 
 
