@@ -43,3 +43,27 @@ print(sorted({name.partition(".")[0] for name in set(sys.modules) - before} - se
 """
     loaded = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['toolcanon']"
+
+
+def test_the_registry_loads_no_renderer_family_until_one_is_asked_for() -> None:
+    """``import toolcanon`` leaves the family modules (the HTML port among them) unloaded; reading
+    ``toolcanon.renderers.FAMILIES`` loads them, and an unknown name is an ``AttributeError``."""
+    program = """
+import sys
+import toolcanon
+import toolcanon.renderers as renderers
+families = [name for name in sys.modules if name.startswith("toolcanon.renderers.")]
+print(sorted(set(families) - {"toolcanon.renderers._ecma"}))
+loaded = len(renderers.FAMILIES) > 20
+print(loaded, "toolcanon.renderers.web_fetch" in sys.modules, renderers.output_for is renderers.output_for)
+try:
+    renderers.nothing
+except AttributeError as error:
+    print(error)
+"""
+    printed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert printed.splitlines() == [
+        "[]",
+        "True True True",
+        "module 'toolcanon.renderers' has no attribute 'nothing'",
+    ]
