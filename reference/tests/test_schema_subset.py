@@ -607,14 +607,14 @@ def _near_schemas() -> st.SearchStrategy[Any]:
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=2 * settings().max_examples, deadline=None)
 @given(_near_schemas())
 def test_registration_copy_agrees_with_the_two_steps(schema: Any) -> None:
     """``supported_copy`` checks while copying: the same copy (types, key order) or the same violations."""
     _agrees(schema)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=settings().max_examples, deadline=None)
 @given(subset_schemas(disjoint_one_of=False))
 def test_every_supported_schema_is_copied_in_one_walk(schema: dict[str, Any]) -> None:
     """A supported schema never needs the second walk (nesting within reach), as raw data or frozen."""
