@@ -217,15 +217,18 @@ def _fast_copy(value: Any, depth: int) -> Any:
     if kind is dict or kind is FrozenDict:
         copied = {}
         reorder = False
+        depth += 1
         for key, item in value.items():
             if type(key) is not str:
                 raise _Bail
             if key and "0" <= key[0] <= "9" and is_array_index(key):
                 reorder = True
-            copied[key] = _fast_copy(item, depth + 1)
+            # a string, the commonest member, is taken here: a call for it would cost as much as the rest
+            copied[key] = item if type(item) is str else _fast_copy(item, depth)
         return _reordered(copied) if reorder else FrozenDict(copied)
     if kind is list or kind is FrozenList:
-        return FrozenList([_fast_copy(item, depth + 1) for item in value])
+        depth += 1
+        return FrozenList([item if type(item) is str else _fast_copy(item, depth) for item in value])
     raise _Bail
 
 
