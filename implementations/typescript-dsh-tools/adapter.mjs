@@ -6,11 +6,13 @@
 // 1. Applicability: a capability this adapter lacks, or an exotic value JavaScript cannot express, is `skipped`.
 // 2. Fixture tools, built from the behaviour catalogue and registered through `ctx.tools.register` (a `defineTool`
 //    definition for DSL parameters, a raw definition otherwise); MCP fixtures through the original's MCP bridge.
-// 3. Hooks: one pass-through instrumentation hook per stage first (outermost), counting each call's phases; then
-//    the scenario's hooks in list order, each applying only to the calls its `steps` filter names.
+// 3. Hooks: one pass-through instrumentation hook per stage first (outermost; none for a `bare` stage), counting
+//    each call's phases; then the scenario's hooks in list order, each applying only to the calls its `steps`
+//    filter names.
 // 4. Steps: direct calls through `ctx.tools.execute`, freeze probes, persist and model steps on a real
 //    `@deepseek-ai/dsh-session` Session, their logs written and read back (damaged or not) through the original's
-//    JSONL backend `@deepseek-ai/dsh-session-persistence-jsonl` in raw mode, and `schemas`.
+//    JSONL backend `@deepseek-ai/dsh-session-persistence-jsonl` in raw mode, and resumed there to be appended to
+//    (`reopen`), and `schemas`.
 // 5. The transcript, built in the format's key order and written with `JSON.stringify` (by an equivalent writer
 //    with an explicit stack for a transcript too deep for V8's recursive one).
 //

@@ -9,11 +9,12 @@ run:
 2. **Fixture tools.** Each tool of the scenario is built from the behaviour catalogue (renderers, metadata
    projectors, bodies, content finalizers) and registered; failed registrations are recorded.
 3. **Hooks.** One pass-through instrumentation hook per stage is installed first (outermost), counting the
-   *phases* of each call; then the scenario's hooks, in list order, each applying only to the calls its
-   ``steps`` filter names (any other call passes through).
+   *phases* of each call (none for a stage the scenario lists as ``bare``); then the scenario's hooks, in list
+   order, each applying only to the calls its ``steps`` filter names (any other call passes through).
 4. **Steps.** Direct calls, freeze probes, persist (the durable events of some calls, written to a fresh
    session log), model steps (a model's calls run by the agent-loop step on a fresh log), replay (the model
-   messages derived from such a log alone) and schemas.
+   messages derived from such a log alone), reopen (a copy of such a log reopened for appending, as a resumed
+   session's is) and schemas.
 5. **Transcript.** Every step's outcome, with the exact key order of the format, written with the canonical
    JSON writer.
 
