@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import math
@@ -716,6 +717,34 @@ def _gap_cut_by_characters(original: Callable[..., Any]) -> Callable[..., Any]:
     return gap
 
 
+def _container_presentation_meta_taken_as_constant(original: Callable[..., Any]) -> Callable[..., Any]:
+    # define_tool takes a presentationMeta that is an object or an array for constant metadata instead of wrapping
+    # it as it is: only a scalar one still fails the call (R-NORM-4)
+    def define_tool(**fields: Any) -> Any:
+        output = fields["output"]
+        meta = output.presentation_meta
+        if isinstance(meta, dict | list):
+            fields["output"] = dataclasses.replace(output, presentation_meta=lambda args, value: meta)
+        return original(**fields)
+
+    return define_tool
+
+
+def _schemas_list_a_text_description() -> contextlib.AbstractContextManager[Any]:
+    """``schemas()`` lists a description that is not a string as the tool's name, as a registry typing it as text
+    would (R-SCHEMAS-1)."""
+    original = Registry.schemas
+
+    def schemas(self: Any) -> Any:
+        listed = original(self)
+        for schema in listed:
+            if type(schema["description"]) is not str:
+                schema["description"] = schema["name"]
+        return listed
+
+    return mock.patch.object(Registry, "schemas", schemas)
+
+
 def _recursive_key_order(node: Any) -> Any:
     if isinstance(node, dict):
         return [[key, _recursive_key_order(child)] for key, child in node.items()]
@@ -870,6 +899,13 @@ BUGS: tuple[Bug, ...] = (
         _wrap_module_function(jsonvalue_module, "_gap", _gap_cut_by_characters),
         principle=6,
     ),
+    Bug(
+        "container-presentation-meta-taken-as-constant",
+        "R-NORM-4",
+        _wrap_module_function(reference_adapter, "define_tool", _container_presentation_meta_taken_as_constant),
+        principle=6,
+    ),
+    Bug("schemas-list-a-text-description", "R-SCHEMAS-1", _schemas_list_a_text_description, principle=6),
 )
 
 NEW_FORMAT_BUGS: dict[str, frozenset[str]] = {
@@ -879,6 +915,8 @@ NEW_FORMAT_BUGS: dict[str, frozenset[str]] = {
     "change-listeners-all-told": frozenset({"reg-change-listeners-order"}),
     "reopening-keeps-a-torn-line": frozenset({"reopen-damaged-log"}),
     "indent-cut-by-characters": frozenset({"render-json-indent-space"}),
+    "container-presentation-meta-taken-as-constant": frozenset({"reg-presentation-meta-not-callable-containers"}),
+    "schemas-list-a-text-description": frozenset({"reg-description-any-value"}),
 }
 """The bugs only a scenario of a format extension catches (docs/protocol.md, "Bounds of the format"), each with
 those scenarios: every other scenario of its rule passes with the bug in place."""
