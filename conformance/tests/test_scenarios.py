@@ -306,6 +306,72 @@ def test_a_model_step_reference_that_names_nothing_is_a_scenario_error(
     assert raised.value.reason.startswith(reason)
 
 
+def _reopening_scenario(*later: dict[str, Any], **top: Any) -> dict[str, Any]:
+    call = {"id": "c", "call": {"name": "t", "arguments": {}}}
+    return {
+        "formatVersion": 1,
+        "id": "reopen-references",
+        "requires": ["persistence"],
+        "tools": _TOOL,
+        "steps": [call, {"id": "log", "persist": {"steps": ["c"]}}, *later],
+        **top,
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "json_path", "reason"),
+    [
+        (
+            _reopening_scenario({"id": "r", "reopen": {"persist": "c", "steps": []}}),
+            "$.steps[2].reopen.persist",
+            "'c' is not an earlier persist, modelStep or reopen step",
+        ),
+        (
+            _reopening_scenario({"id": "r", "reopen": {"persist": "log", "steps": ["log"]}}),
+            "$.steps[2].reopen.steps[0]",
+            "'log' is not an earlier call step",
+        ),
+        (
+            _reopening_scenario(spill={"maxBytes": 0, "fail": {"how": "raise", "calls": ["c", "nowhere"]}}),
+            "$.spill.fail.calls[1]",
+            "'nowhere' names no call step, model call or nested call",
+        ),
+        (
+            _reopening_scenario(
+                hooks=[{"stage": "execute", "action": {"kind": "look-alike", "step": "log"}}],
+                requires=["persistence", "wrappers"],
+            ),
+            "$.hooks[0].action.step",
+            "'log' is not a call step",
+        ),
+    ],
+    ids=["reopen of no log", "reopen appending no call", "spill failing on no call", "look-alike of no call"],
+)
+def test_a_reference_of_the_formats_extensions_that_names_nothing_is_a_scenario_error(
+    data: dict[str, Any], json_path: str, reason: str
+) -> None:
+    with pytest.raises(ScenarioError) as raised:
+        scenario_from_data(data)
+    assert raised.value.json_path == json_path
+    assert raised.value.reason.startswith(reason)
+
+
+def test_the_formats_extensions_exclude_one_another_where_they_would_clash() -> None:
+    # a changeListener beside changeListeners, an error both coded and plain: which the adapter builds is unsaid
+    with pytest.raises(ScenarioError):
+        scenario_from_data(
+            _reopening_scenario(
+                changeListener={"raiseOn": [], "message": "m"}, changeListeners=[{"raiseOn": [], "message": "m"}]
+            )
+        )
+    raising = {
+        **_TOOL["t"],
+        "body": {"kind": "raise", "message": "m", "code": "E", "error": {"name": "N", "code": "C"}},
+    }
+    with pytest.raises(ScenarioError):
+        scenario_from_data({**_reopening_scenario(), "tools": {"t": raising}})
+
+
 def test_a_file_read_again_is_validated_again_once_its_text_changes(tmp_path: Path) -> None:
     # Loading skips the schema check for a text already found valid; a changed text is checked anew.
     source = SCENARIOS[0].source

@@ -299,14 +299,18 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield f"{here}.removeHook.hook", f"{step['removeHook']['hook']} is not the index of a hook"
         kinds[step_id] = next(key for key in _STEP_KINDS if key in step)
     yield from _path_problems(data)
+
+    def names_a_call(name: str) -> bool:
+        nested = _NESTED_CALL_ID.match(name)
+        return (
+            kinds.get(name) == "call"
+            or name in call_ids
+            or bool(nested and nested.group("outer") in call_ids | set(kinds))
+        )
+
     for index, hook in enumerate(data.get("hooks", ())):
         for position, name in enumerate(hook.get("steps", ())):
-            nested = _NESTED_CALL_ID.match(name)
-            if (
-                kinds.get(name) != "call"
-                and name not in call_ids
-                and not (nested and nested.group("outer") in call_ids | set(kinds))
-            ):
+            if not names_a_call(name):
                 yield f"$.hooks[{index}].steps[{position}]", f"{name!r} names no call step, model call or nested call"
         action = hook["action"]
         depth = 0
@@ -316,6 +320,9 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         if action.get("kind") in ("return-result-of", "look-alike") and kinds.get(action.get("step"), "call") != "call":
             where = f"$.hooks[{index}].action" + ".then" * depth + ".step"
             yield where, f"{action['step']!r} is not a call step"
+    for position, name in enumerate(data.get("spill", {}).get("fail", {}).get("calls", ())):
+        if not names_a_call(name):
+            yield f"$.spill.fail.calls[{position}]", f"{name!r} names no call step, model call or nested call"
 
 
 def _path_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
