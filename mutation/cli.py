@@ -1,5 +1,6 @@
 """``python -m mutation``: mutate the reference's core modules, run a sample of the mutants against the scenario
-suite and the unit tests, and print each suite's score per module (see ``docs/mutation.md``).
+suite and the unit tests, print each suite's score per module, then the target and whether each module meets
+it (see ``docs/mutation.md``).
 
 Options: ``--module NAME`` (repeatable; ``schema`` is ``schema`` and every ``_schema_*``), ``--sample N``
 (default 600; ``--quick`` is ``--sample 100``, ``--all`` every mutant), ``--seed S``, ``--suite
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from mutation.errors import MutationError
+from mutation.goal import format_verdicts, judge, together
 from mutation.names import list_mutants
 from mutation.outcomes import Outcome, function_of, read_hashes, read_outcomes
 from mutation.run import RunTimes, run_mutmut
@@ -129,6 +131,7 @@ def _measure(options: argparse.Namespace, echo: Callable[[str], None]) -> int:
     (where / REPORT_NAME).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for run in runs:
         _print_suite(run, echo)
+    _print_target(runs, modules, echo)
     echo(f"every mutant's outcome: {where / REPORT_NAME}; mutmut's projects (mutmut show NAME): {where}/<suite>")
     return 0
 
@@ -148,6 +151,7 @@ def _rescore(path: Path, echo: Callable[[str], None]) -> int:
         report = json.loads(path.read_text(encoding="utf-8"))
         _print_header(report, echo)
         modules = list(report["modules"])
+        runs = []
         for suite, measured in report["suites"].items():
             outcomes = [
                 Outcome(o["name"], o["status"], o["mutmut"], o["exitCode"], o["seconds"], o["function"])
@@ -159,6 +163,8 @@ def _rescore(path: Path, echo: Callable[[str], None]) -> int:
             times = RunTimes(measured["seconds"], measured["mutationSeconds"])
             run = SuiteRun(suite, outcomes, tally(outcomes, modules, equivalent, api_only), times, valid, stale)
             _print_suite(run, echo)
+            runs.append(run)
+        _print_target(runs, modules, echo)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise MutationError(f"--rescore {path}: not a report of python -m mutation ({error})") from None
     return 0
@@ -183,6 +189,19 @@ def _run_suite(
     if rows[WHOLE].killed == 0:
         raise MutationError(f"{suite}: not one mutant was killed: the tests cannot be seeing the mutants")
     return SuiteRun(suite, outcomes, rows, times, valid, stale)
+
+
+def _print_target(runs: Sequence[SuiteRun], modules: Sequence[str], echo: Callable[[str], None]) -> None:
+    """The target and whether each module meets it (``mutation.goal``): "together" needs both suites."""
+    by_suite = {run.suite: run for run in runs}
+    scenarios, unit = by_suite.get("scenarios"), by_suite.get("unit")
+    both = None
+    if scenarios is not None and unit is not None:
+        equivalent, _ = _set_aside("scenarios", scenarios.triage)
+        both = together(scenarios.outcomes, unit.outcomes, modules, equivalent)
+    echo("")
+    for line in format_verdicts(judge(scenarios.rows if scenarios is not None else None, both)):
+        echo(line)
 
 
 def _set_aside(suite: str, triage: Mapping[str, Triage]) -> tuple[set[str], set[str]]:

@@ -16,12 +16,13 @@ from dataclasses import dataclass, fields
 from mutation.outcomes import Outcome
 from mutation.targets import SCHEMA_GROUP
 
-__all__ = ["WHOLE", "Tally", "format_table", "tally"]
+__all__ = ["SCHEMA_ROW", "WHOLE", "Tally", "format_table", "tally"]
 
 WHOLE = "whole"
 """The row of every module together."""
 
-_SCHEMA_ROW = "schema + _schema_*"
+SCHEMA_ROW = "schema + _schema_*"
+"""The row of the schema group (``schema`` and every ``_schema_*``) when it has several modules."""
 
 
 _OUTCOME_COLUMNS = ("killed", "survived", "timeout", "no_tests", "other", "equivalent")
@@ -92,7 +93,7 @@ def tally(
         group = Tally()
         for module in schema:
             group += rows[module]
-        rows[_SCHEMA_ROW] = group
+        rows[SCHEMA_ROW] = group
     whole = Tally()
     for module in modules:
         whole += rows[module]
@@ -146,7 +147,7 @@ def format_table(rows: dict[str, Tally]) -> str:
     rule = "-" * len(line(header))
     lines = [line(header), rule]
     for cells in body:
-        if cells[0] in (_SCHEMA_ROW, WHOLE):
+        if cells[0] in (SCHEMA_ROW, WHOLE):
             lines.append(rule)
         lines.append(line(cells))
     return "\n".join(lines)

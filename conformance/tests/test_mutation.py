@@ -425,3 +425,80 @@ def test_a_mutant_triaged_to_the_unit_tests_that_they_do_not_kill_is_named(tmp_p
     survived = _reported(entry.name, "survived", entry.function_hash)
     assert line in _rescored(tmp_path, "unit", survived)
     assert line not in _rescored(tmp_path, "scenarios", survived)
+
+
+# --- the target ----------------------------------------------------------------------------------------
+
+
+def test_both_suites_together_kill_what_either_kills() -> None:
+    from mutation.goal import together
+
+    names = _names("session", 4)
+    scenarios = [_outcome(names[0], "killed"), _outcome(names[1], "survived"), _outcome(names[2], "no tests"),
+                 _outcome(names[3], "survived")]  # fmt: skip
+    unit = [_outcome(names[0], "survived"), _outcome(names[1], "killed"), _outcome(names[2], "survived"),
+            _outcome(names[3], "survived")]  # fmt: skip
+    row = together(scenarios, unit, ["session"], equivalent={names[3]})["session"]
+    assert (row.run, row.killed, row.no_tests, row.equivalent) == (4, 2, 1, 1)
+    assert row.score == 2 / 3
+
+
+def test_each_module_is_judged_against_the_target() -> None:
+    from mutation.goal import FLOORS, IN_REACH, TOGETHER, format_verdicts, judge
+    from mutation.score import SCHEMA_ROW, Tally
+
+    assert IN_REACH == TOGETHER == 0.97 and "result" not in FLOORS
+    assert FLOORS == {"jsonvalue": 0.78, "registry": 0.79, "session": 0.84, "_schema_deep": 0.65,
+                      SCHEMA_ROW: 0.90, "_fused": 0.94}  # fmt: skip
+    scenarios = {
+        "schema": Tally(),
+        "jsonvalue": Tally(killed=78, survived=22, api_only=22),  # in reach 100 %, score 78 %: at its floor
+        "registry": Tally(killed=78, survived=22, api_only=22),  # score 78 %: below its floor of 79
+        "result": Tally(killed=3, survived=7, api_only=7),  # no floor
+        "session": Tally(killed=97, survived=3),  # in reach 97 %: met
+        "_fused": Tally(killed=95, survived=5, api_only=2),  # in reach 95/98 = 96.9 %: missed
+        "whole": Tally(killed=1),
+    }
+    both = {name: Tally(killed=row.killed + row.survived - (name == "result") * 1, survived=(name == "result") * 1)
+            for name, row in scenarios.items()}  # fmt: skip
+    verdicts = {verdict.module: verdict for verdict in judge(scenarios, both)}
+    assert list(verdicts) == ["jsonvalue", "registry", "result", "session", "_fused"]
+    assert verdicts["jsonvalue"].meets and verdicts["jsonvalue"].meets_floor
+    assert verdicts["registry"].meets_floor is False and not verdicts["registry"].meets
+    assert verdicts["result"].floor is None and verdicts["result"].meets_floor is None
+    assert verdicts["result"].together == 0.9 and verdicts["result"].meets_together is False
+    assert verdicts["session"].meets
+    assert verdicts["_fused"].meets_in_reach is False and verdicts["_fused"].meets_floor is True
+    lines = format_verdicts(list(verdicts.values()))
+    assert lines[0].startswith("the target: in reach >= 97 % per module")
+    assert "jsonvalue 78, registry 79, session 84, _schema_deep 65, schema + _schema_* 90, _fused 94" in lines[0]
+    assert lines[-1] == "target missed by registry, result, _fused"
+    jsonvalue = next(line for line in lines if line.startswith("jsonvalue"))
+    assert jsonvalue.split() == ["jsonvalue", "100.0", "%", "ok", "100.0", "%", "ok", "78.0", "%", "ok", "78", "%",
+                                 "yes"]  # fmt: skip
+    alone = format_verdicts(judge({"session": Tally(killed=1)}, None))
+    assert alone[-1] == "target met by every module; together not measured (run both suites)"
+    assert format_verdicts(judge(None, None))[-1] == "target not judged: the scenario suite did not run"
+
+
+def test_a_rescored_report_of_both_suites_ends_with_the_target(tmp_path: Path) -> None:
+    from mutation.cli import main
+
+    names = _names("result", 2)
+    outcomes = {
+        "scenarios": [_reported(names[0], "killed", "h"), _reported(names[1], "survived", "h")],
+        "unit": [_reported(names[0], "survived", "h"), _reported(names[1], "killed", "h")],
+    }
+    report = {
+        "commit": "abc", "date": "d", "seed": 1, "sample": 2, "mutants": 2, "sampleDigest": "x",
+        "modules": {"result": {"mutants": 9, "sampled": 2}},
+        "suites": {suite: {"seconds": 6.0, "mutationSeconds": 3.0, "outcomes": found}
+                   for suite, found in outcomes.items()},
+    }  # fmt: skip
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    printed: list[str] = []
+    assert main(["--rescore", str(path)], echo=printed.append) == 0
+    result = next(line for line in printed if line.startswith("result "))
+    assert result.split() == ["result", "50.0", "%", "MISSED", "100.0", "%", "ok", "50.0", "%", "-", "no"]
+    assert printed[-1] == "target missed by result"
