@@ -657,8 +657,13 @@ def test_replay_reads_only_what_its_messages_and_invariants_need(tmp_path: Path)
         with pytest.raises(InvalidEventError, match="integer turn and step"):
             log.append("tool/call", {"turn": "1", "step": 1, "callId": "r", "name": "t", "arguments": "{}"})
         log.append("tool/call", {"turn": 1, "step": 1, "callId": "r", "name": "t", "arguments": "{}"})
-        with pytest.raises(InvalidEventError, match="needs a name and arguments"):
-            log.append("tool/code-dispatch-start", {"rootCallId": "r", "parentCallId": "r", "subCallId": "r:1"})
+        ids = {"rootCallId": "r", "parentCallId": "r", "subCallId": "r:1"}
+        for partial in ({}, {"name": "t"}, {"arguments": {}}, {"name": 5, "arguments": {}}):
+            with pytest.raises(InvalidEventError, match="needs a name and arguments"):
+                log.append("tool/code-dispatch-start", {**ids, **partial})
+        for partial in ({"isError": False}, {"content": []}, {"isError": 0, "content": []}):
+            with pytest.raises(InvalidEventError, match="needs isError and content"):
+                log.append("tool/code-dispatch", {**ids, "name": "t", "arguments": {}, **partial})
 
 
 def test_an_event_of_an_unknown_type_is_refused_unless_marked_ignorable(tmp_path: Path) -> None:
