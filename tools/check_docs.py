@@ -130,6 +130,14 @@ def _upstream_ids() -> set[str]:
     return ids
 
 
+def _known_disagreement_ids() -> set[str]:
+    """The ids of the implementations' known disagreements (``implementations/*/fuzz-known.json``), no scenarios."""
+    ids = set()
+    for path in (ROOT / "implementations").glob("*/fuzz-known.json"):
+        ids.update(entry["id"] for entry in json.loads(path.read_text(encoding="utf-8"))["knownDisagreements"])
+    return ids
+
+
 def _vocabulary() -> set[str]:
     """Every string a JSON Schema of the kit names (kinds, stages, capabilities, exotic tags): not scenario ids."""
     words: set[str] = set()
@@ -163,7 +171,7 @@ def unknown_ids() -> list[str]:
     word of the schemas.
     """
     rules, scenarios = _rule_ids(), _scenario_ids()
-    known = scenarios | _upstream_ids()
+    known = scenarios | _upstream_ids() | _known_disagreement_ids()
     families = {identifier.split("-", 1)[0] for identifier in scenarios if "-" in identifier}
     vocabulary = _vocabulary() | NOT_SCENARIO_IDS
     problems: list[str] = []
