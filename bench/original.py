@@ -33,8 +33,13 @@ def unavailable() -> str | None:
     return None
 
 
-def measure(runs: int, calls: int) -> tuple[str, Figures]:
-    """Node's version and the original's figures; the benchmark value is handed over as its exact bytes."""
+GROUPS: Final = ("trivial", "value", "arguments", "items", "wide")
+"""The groups of figures ``bench/upstream.mjs`` measures, each on its own when asked."""
+
+
+def measure(runs: int, calls: int, groups: tuple[str, ...] = GROUPS) -> tuple[str, Figures]:
+    """Node's version and the original's figures of ``groups``; the benchmark value is handed over as its exact
+    bytes."""
     value_text = json.dumps(generate(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     with tempfile.TemporaryDirectory(prefix="toolcanon-bench-") as directory:
         value_path = Path(directory) / "value.json"
@@ -42,7 +47,7 @@ def measure(runs: int, calls: int) -> tuple[str, Figures]:
         (Path(directory) / "schema.json").write_text(json.dumps(schema()), encoding="utf-8")
         # stderr passes through: the script reports each figure as it is measured
         completed = subprocess.run(
-            [str(original_node()), str(SCRIPT), str(value_path), SHA256, str(runs), str(calls)],
+            [str(original_node()), str(SCRIPT), str(value_path), SHA256, str(runs), str(calls), ",".join(groups)],
             stdout=subprocess.PIPE,
             text=True,
             check=True,

@@ -13,12 +13,13 @@ import copy
 import gc
 import json
 import platform
+import statistics
 import sys
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -121,7 +122,6 @@ def normalization(runs: int) -> list[Row]:
     rows.append(("ratio execute / fastjsonschema (target <= 0.75)", whole / fast if fast else float("nan"), "ratio"))
     rows.append(("ratio jsonschema / execute (target >= 15)", slow / whole, "ratio"))
     rows.append(("ratio execute / json round trip", whole / roundtrip, "ratio"))
-    OURS["execute"] = whole
     return rows
 
 
@@ -229,13 +229,10 @@ def dispatch(runs: int, calls: int) -> list[Row]:
         ("baseline bare contract steps", median_time(bare_steps, runs) / calls, "per call"),
     ]
     rows.append(("ratio no hooks / bare steps", rows[0][1] / rows[4][1], "ratio"))
-    OURS["trivial call"] = rows[0][1]
     _ = Allow
     return rows
 
 
-# Our figures on the inputs that bench/upstream.mjs times for the original, as sections measure them.
-OURS: axes.Figures = {}
 # Linear growth: per unit, no more than 1.25 times the growth of code that checks nothing on the same sizes (the
 # machine's memory hierarchy alone makes a copy of a 100,000-deep nesting dearer per level than a 10,000-deep one).
 GROWTH_TARGET = 1.25
@@ -250,7 +247,6 @@ def cliffs(runs: int) -> list[Row]:
         **axes.wide(runs),
         **axes.bench_value(runs),
     }
-    OURS.update(figures)
     base = axes.baselines(runs)
     rows: list[Row] = []
 
@@ -286,42 +282,68 @@ def cliffs(runs: int) -> list[Row]:
     return rows
 
 
-ComparisonRow = tuple[str, float, float, str]
+ComparisonRow = tuple[str, float, float, str, float]
+"""A label, our figure, the original's, the unit, and the median of the rounds' original / ours."""
 
 
-def upstream(runs: int, calls: int) -> str:
-    """The original measured live on the same inputs, beside our figures from this run."""
+# What each group of bench/upstream.mjs measures, as we measure it: each group is timed on our side right after
+# the original's, so that both sides of a ratio meet the machine in the same state.
+OUR_GROUPS: Final[dict[str, Callable[[int, int], axes.Figures]]] = {
+    "trivial": lambda runs, calls: axes.trivial(runs, calls),
+    "value": lambda runs, calls: axes.bench_value(runs),
+    "arguments": lambda runs, calls: axes.arguments(runs),
+    "items": lambda runs, calls: axes.chains(runs, axes.SHORT_CHAIN_DEPTHS),
+    "wide": lambda runs, calls: axes.wide(runs),
+}
+
+
+def upstream(runs: int, calls: int, rounds: int) -> str:
+    """The original measured live on the same inputs, each group in turn with ours, ``rounds`` times: the
+    figures are medians over the rounds, and each ratio the median of the rounds' ratios."""
     reason = original.unavailable()
     if reason is not None:
         return f"## upstream\n\n(the original is not measured: {reason})"
-    node, theirs = original.measure(min(runs, 5), min(calls, 2_000))
-    needed = {
-        "trivial call": lambda: axes.trivial(runs, calls),
-        "execute": lambda: axes.bench_value(runs),
-        "execute invalid": lambda: axes.bench_value(runs),
-        "arguments 10000": lambda: axes.arguments(runs),
-        "items 500": lambda: axes.chains(runs, axes.SHORT_CHAIN_DEPTHS),
-        "register 10000": lambda: axes.wide(runs),
-    }
-    for name, measure in needed.items():
-        if name not in OURS:
-            OURS.update(measure())
-    ours = OURS
-    assert set(theirs) <= set(ours), f"the original reported figures we do not measure: {set(theirs) - set(ours)}"
-    rows: list[ComparisonRow] = [("a trivial call (per call)", ours["trivial call"], theirs["trivial call"], "µs")]
+    node = ""
+    samples: dict[str, list[tuple[float, float]]] = {}
+    for _ in range(rounds):
+        for group, measure in OUR_GROUPS.items():
+            node, theirs = original.measure(min(runs, 5), min(calls, 2_000), (group,))
+            ours = measure(runs, calls)
+            missing = set(theirs) - set(ours)
+            assert not missing, f"the original reported figures we do not measure: {missing}"
+            for name, seconds in theirs.items():
+                samples.setdefault(name, []).append((ours[name], seconds))
 
-    def same(label: str, name: str) -> None:
-        rows.append((label, ours[name], theirs[name], "ms"))
+    def median_of(name: str, side: int) -> float:
+        return statistics.median(pair[side] for pair in samples[name])
+
+    def ratio_of(name: str) -> float:
+        return statistics.median(theirs / ours for ours, theirs in samples[name])
+
+    def growth_of(small: str, large: str, factor: float, side: int) -> float:
+        pairs = zip(samples[small], samples[large], strict=True)
+        return statistics.median(big[side] / little[side] / factor for little, big in pairs)
+
+    rows: list[ComparisonRow] = []
+
+    def same(label: str, name: str, unit: str = "ms") -> None:
+        rows.append((label, median_of(name, 0), median_of(name, 1), unit, ratio_of(name)))
 
     def growth(label: str, small: str, large: str, factor: float) -> None:
-        rows.append((label, ours[large] / ours[small] / factor, theirs[large] / theirs[small] / factor, "ratio"))
+        ours, theirs = growth_of(small, large, factor, 0), growth_of(small, large, factor, 1)
+        rows.append((label, ours, theirs, "ratio", float("nan")))
 
+    def of_valid(name: str, side: int) -> float:
+        pairs = zip(samples[name], samples["execute"], strict=True)
+        return statistics.median(broken[side] / valid[side] for broken, valid in pairs)
+
+    same("a trivial call (per call)", "trivial call", "µs")
     same("one full execute of the benchmark value", "execute")
     same("the same, invalid in its last record", "execute invalid")
     same("the same, not lossless JSON in its last record", "execute not lossless")
     for name in ("execute invalid", "execute not lossless"):
         label = f"ratio {name.removeprefix('execute ')} / valid"
-        rows.append((label, ours[name] / ours["execute"], theirs[name] / theirs["execute"], "ratio"))
+        rows.append((label, of_valid(name, 0), of_valid(name, 1), "ratio", float("nan")))
     for depth in axes.ARGUMENT_DEPTHS:
         same(f"execute with arguments nested {depth:,} deep", f"arguments {depth}")
     growth("ratio per-level growth, arguments 10,000 → 100,000 deep", "arguments 10000", "arguments 100000", 10)
@@ -333,17 +355,18 @@ def upstream(runs: int, calls: int) -> str:
         same(f"its first call, {count:,} properties", f"first call {count}")
     growth("ratio per-property growth of registration, 10,000 → 100,000", "register 10000", "register 100000", 10)
     growth("ratio per-property growth of the first call, 10,000 → 100,000", "first call 10000", "first call 100000", 10)
-    return format_comparison(f"upstream (the original on Node {node}, measured in this run)", rows)
+    title = f"upstream (the original on Node {node}, each group in turn with ours, {rounds} round(s), medians)"
+    return format_comparison(title, rows)
 
 
 def format_comparison(title: str, rows: list[ComparisonRow]) -> str:
     lines = [f"## {title}", "", "| measurement | ours | original | original / ours |", "|---|---:|---:|---:|"]
-    for label, ours, theirs, unit in rows:
+    for label, ours, theirs, unit, ratio in rows:
         if unit == "ratio":
             lines.append(f"| {label} | {ours:.2f}× | {theirs:.2f}× | |")
             continue
         scale = 1e6 if unit == "µs" else 1e3
-        lines.append(f"| {label} | {ours * scale:,.2f} {unit} | {theirs * scale:,.2f} {unit} | {theirs / ours:.1f}× |")
+        lines.append(f"| {label} | {ours * scale:,.2f} {unit} | {theirs * scale:,.2f} {unit} | {ratio:.2f}× |")
     return "\n".join(lines)
 
 
@@ -450,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
 
             rows = fuzz.rows(runs, 200 if options.quick else 300)
         else:
-            print(upstream(runs, calls))
+            print(upstream(runs, calls, 1 if options.quick else 3))
             print(f"\n({section}: {time.perf_counter() - started:.0f} s)\n", flush=True)
             continue
         print(format_rows(section, rows))
