@@ -375,10 +375,50 @@ def spill_registry(store: Any, inner: Any = None) -> Registry:
     ],
 )
 def test_spill_leaves_hostile_content_to_the_registry(inner: Any, expected: ToolError) -> None:
-    """The spill policy bounds only lossless content; it never reads a foreign block."""
+    """The spill policy never reads a foreign block: content that is not an exact list of exact dicts is left to
+    the registry, which refuses it."""
     stored: list[str] = []
     failed(call(spill_registry(lambda call_id, text: stored.append(text), inner), "t", agent="a"), expected)
     assert stored == []
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        pytest.param([{"type": "text", "text": BIG, "n": math.nan}], BIG, id="nan-member"),
+        pytest.param([{1: "a", "type": "text", "text": BIG}], BIG, id="non-string-key-member"),
+        pytest.param(
+            [{"type": "text", "text": BIG}, {"type": "text", "text": -math.inf}], BIG + "-Infinity", id="infinite-text"
+        ),
+        pytest.param(
+            [{"type": "text", "text": BIG}, {"type": "text", "text": math.inf}],
+            BIG + "Infinity",
+            id="positive-infinite-text",
+        ),
+        pytest.param([{"type": "text", "text": BIG}, {"type": "text", "text": math.nan}], BIG + "NaN", id="nan-text"),
+        pytest.param(
+            [{"type": "text", "text": BIG}, {"type": "text"}, {"type": "text", "text": [math.nan]}],
+            None,
+            id="text-not-lossless-nor-a-number",
+        ),
+        pytest.param([{"type": "text", "text": BIG}, [math.nan]], None, id="block-not-a-dict"),
+        pytest.param([{"type": HostileStr("text"), "text": BIG, "n": math.nan}], None, id="type-a-str-subclass"),
+    ],
+)
+def test_spill_bounds_all_text_content_that_is_not_lossless(content: list[Any], text: str | None) -> None:
+    """spill-policy index.ts reads only each block's type and text, so all-text content is bounded whatever else
+    it holds (its replacement is lossless); other content that is not lossless JSON is left to the registry."""
+    stored: list[str] = []
+    registry = spill_registry(
+        lambda call_id, full: stored.append(full) or "/kept", lambda r, res, nxt: Accept(content=content)
+    )
+    result = call(registry, "t", agent="a")
+    if text is None:
+        failed(result, NOT_JSON)
+        assert stored == []
+    else:
+        assert type(result) is ToolSuccess and result.content[0]["text"].endswith("Use the read tool to view it.)")
+        assert stored == [text]
 
 
 def test_a_spill_store_answering_a_string_subclass_or_garbage() -> None:

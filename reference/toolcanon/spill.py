@@ -70,6 +70,52 @@ def _plain_text(content: Any) -> str | None:
     return "".join(texts)
 
 
+_MISSING: Final = object()
+
+
+def _unchecked_text(value: Any) -> str | None:
+    """A text block's ``text`` of content that is not lossless JSON, as string concatenation prints it, or
+    ``None`` when only the registry may judge it (a value other than lossless JSON or a non-finite number)."""
+    if is_lossless_json(value):
+        return js_string(value)
+    if type(value) is float:
+        if value != value:
+            return "NaN"
+        return "Infinity" if value > 0 else "-Infinity" if value < 0 else "0"
+    return None
+
+
+def _unchecked_plain_text(content: Any) -> str | None:
+    """:func:`_plain_text` of content that is not lossless JSON, read without running foreign code.
+
+    The original's policy reads only each block's ``type`` and ``text`` (``flattenPlainText``), so content whose
+    blocks are all text blocks is bounded whatever else they hold, and the bounded replacement is lossless.
+    Only an exact list of exact dicts is read, each dict's members by iteration (which runs no code of theirs)
+    and only under exact string keys; anything else is left to the registry, which refuses it.
+    """
+    if type(content) is not list:
+        return None
+    texts: list[str] = []
+    for block in content:
+        if type(block) is not dict:
+            return None
+        kind: Any = _MISSING
+        text: Any = _MISSING
+        for key, member in block.items():
+            if type(key) is str:
+                if key == "type":
+                    kind = member
+                elif key == "text":
+                    text = member
+        if type(kind) is not str or kind != "text":
+            return None
+        read = "undefined" if text is _MISSING else _unchecked_text(text)
+        if read is None:
+            return None
+        texts.append(read)
+    return "".join(texts)
+
+
 def _notice(omitted: int, locator: str, hint: str) -> str:
     return f"(Omitted {omitted} bytes. Full formatted result stored at: {locator}. {hint})"
 
@@ -89,7 +135,7 @@ async def bound_content(
     joining bytes. The content is kept unchanged when the store failed or could not keep the text, or when the
     replacement would not fit.
     """
-    text = _plain_text(content)
+    text = _plain_text(content) if is_lossless_json(content) else _unchecked_plain_text(content)
     if text is None:
         return content
     size = utf8_length(text)
@@ -157,8 +203,6 @@ def install_spill(
         if run.parent is not None or run.name == READ_TOOL or run.agent is None:
             return decision
         current = accepted.content if accepted.content is not ABSENT else result.content
-        if not is_lossless_json(current):
-            return decision  # the registry refuses it when it materializes; its blocks are never read here
         bounded = await bound_content(current, run.call_id, max_bytes=max_bytes, store=store, hint=hint)
         if bounded is current:
             return decision
