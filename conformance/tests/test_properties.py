@@ -398,3 +398,27 @@ def test_an_implementation_that_skips_or_errors_fails_the_properties() -> None:
         check_invariants(InProcess(Declining()), settings=HUNT)
     with pytest.raises(ConformanceFailure, match="errored: RuntimeError: adapter crashed"):
         check_differential(InProcess(Failing()), settings=HUNT)
+
+
+def test_a_probe_through_a_key_holding_a_surrogate_pair_finds_its_container() -> None:
+    # The transcript reads the pair as one character, as JSON.parse does; the probe's path must too.
+    key = "\ud800\udfff"
+    scenario = {
+        "formatVersion": 1,
+        "id": "probe-surrogate-pair-key",
+        "tools": {
+            "t": {
+                "parameters": {},
+                "output": {"schema": {"type": "json"}, "render": {"kind": "text"}},
+                "body": {"kind": "return", "value": {"keep": {key: {"a": 1}}}},
+            }
+        },
+        "steps": [
+            {"id": "c", "call": {"name": "t", "arguments": {}}},
+            {"id": "p", "probe": {"step": "c", "target": "value", "path": ["keep", key]}},
+        ],
+    }
+    outcome = run_scenario(scenario)
+    assert isinstance(outcome, Ran), outcome
+    assert '"frozen":true' in outcome.transcript
+    assert invariant_violations(scenario, outcome.transcript) == []

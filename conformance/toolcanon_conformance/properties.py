@@ -582,8 +582,15 @@ def _probed_container(probe: Mapping[str, Any], documents: Mapping[str, Any], st
     else:
         result = _at(steps, probe["step"], "result")
         node = _at(result, target)
-    node = _at(node, *probe["path"]) if node is not _MISSING else _MISSING
+    # The transcript is read as JSON.parse reads it, a surrogate pair being one character: so is the path's key.
+    path = [_utf16_joined(element) if isinstance(element, str) else element for element in probe["path"]]
+    node = _at(node, *path) if node is not _MISSING else _MISSING
     return isinstance(node, dict | list)
+
+
+def _utf16_joined(text: str) -> str:
+    """``text`` with each surrogate pair of code points joined into the one character it encodes."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 # --- the state machine ---------------------------------------------------------------------------------
