@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_baseline_kinds import original_source, quoted_in
 
 from toolcanon_conformance.adapters.inprocess import BUNDLED_REFERENCE, InProcess
 from toolcanon_conformance.adapters.subprocess import Subprocess
-from toolcanon_conformance.baseline import Baseline
+from toolcanon_conformance.baseline import Baseline, Intent
 from toolcanon_conformance.diff import Difference
 from toolcanon_conformance.fuzz_cli import fuzz_command
 from toolcanon_conformance.known import KnownDisagreements, KnownError, parse_path_pattern
@@ -253,3 +254,9 @@ def test_a_reordered_array_may_hold_numbers_the_canonical_writer_refuses() -> No
     difference = Difference(("steps", "p", "events", 0), "value", "9007199254740993", "1")
     swapped = ('{"steps":{"p":{"events":[9007199254740993,1]}}}', '{"steps":{"p":{"events":[1,9007199254740993]}}}')
     assert known.classify(differs(difference, transcripts=swapped)) != ()
+
+
+@pytest.mark.parametrize("known", [known for known in KNOWN.entries if known.intent is not None], ids=lambda k: k.id)
+def test_each_quote_is_the_originals_own_words(known: Any) -> None:
+    source, quote = known.intent
+    assert quoted_in(Intent(source, quote), original_source(source)), f"{known.id}: not the words of {source}"
