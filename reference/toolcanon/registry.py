@@ -511,11 +511,17 @@ class Registry:
                 outcome = _Final(aborted_result(ABORTED_BEFORE_DISPATCH))
             else:
                 outcome = await self._dispatch(run, state)
+        # the stages with nothing to await run as plain calls: a coroutine each would cost a tenth of a trivial call
         if isinstance(outcome, _Final):
             candidate = outcome.result
-        else:
+        elif self._post_execute:
             candidate = await self._post(run, state, outcome)
-        result = await self._finish(run, state, candidate)
+        else:
+            candidate = self._post_without_hooks(state, outcome)
+        if state.finalizer is None:
+            result = self._finish_plain(state, candidate)
+        else:
+            result = await self._finish(run, state, candidate)
         run._finished = True
         if self._observers:
             self._notify(run, result)
@@ -727,10 +733,19 @@ class Registry:
         contexts = result.additional_contexts
         return aborted_result(code, ABSENT if _no_contexts(contexts) else contexts)
 
+    def _post_without_hooks(self, state: _CallState, result: ToolResult) -> ToolResult:
+        """The post-execute stage when no listener is registered: only a cancellation replaces the result."""
+        try:
+            return self._cancellation(state, result) if state.caller_cancelled and not result.is_error else result
+        except BaseException as thrown:
+            if is_interrupt(thrown):
+                raise
+            return tool_error_result(thrown)
+
     async def _post(self, run: ToolExecution, state: _CallState, result: ToolResult) -> ToolResult:
         try:
             if not self._post_execute:
-                return self._cancellation(state, result) if state.caller_cancelled and not result.is_error else result
+                return self._post_without_hooks(state, result)
             decision = await _waterfall(
                 self._post_execute, lambda listener, nxt: listener(run, result, nxt), lambda: _ACCEPT
             )
