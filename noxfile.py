@@ -355,9 +355,18 @@ def fuzz_upstream(session: nox.Session) -> None:
 
 @nox.session(name="upstream-renderers", venv_backend="none")
 def upstream_renderers(session: nox.Session) -> None:
-    """Render every renderer fixture with the original's own first-party renderers and compare with the goldens."""
+    """Render every renderer fixture with the original's own first-party renderers and compare with the goldens,
+    once per published release (the judged one first, then the others in version order, each with its own
+    packages: ``render-fixtures.mjs --release <version>``); ``-- ARGS`` go to each run (``--family NAME``)."""
     node = _node_modules(session)
     session.run(node, str(UPSTREAM / "render-fixtures.mjs"), *session.posargs, external=True)
+    for release in RELEASES:
+        folder = release_folder(release).relative_to(Path.cwd())
+        if folder != UPSTREAM:
+            release_node = _node_modules(session, folder)
+            session.log(f"the renderer fixtures with the packages of {release}")
+            script = str(UPSTREAM / "render-fixtures.mjs")
+            session.run(release_node, script, "--release", release, *session.posargs, external=True)
 
 
 @nox.session

@@ -1,7 +1,9 @@
 // Render every case of fixtures/renderers with the original's own first-party renderer and compare the
 // result, byte for byte, with its golden in snapshots/renderers.
 //
-//   node implementations/typescript-dsh-tools/render-fixtures.mjs [--family NAME] [--print]
+//   node implementations/typescript-dsh-tools/render-fixtures.mjs [--release VERSION] [--family NAME] [--print]
+//
+// --release VERSION renders with the packages of releases/VERSION/ (release.mjs), the judged release's otherwise.
 //
 // A case runs as the original registry runs a direct call's success path: the value is validated against the
 // tool's own output schema (a violation is the registry's INVALID_TOOL_OUTPUT message), frozen, rendered and,
@@ -19,6 +21,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { requireEngine } from './engine.mjs'
+import { ARGUMENTS, RELEASE_ROOT } from './release.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const REPOSITORY = join(HERE, '..', '..')
@@ -33,8 +36,8 @@ function fail(message) {
 }
 
 requireEngine('render-fixtures')
-if (!existsSync(join(HERE, 'node_modules', '@deepseek-ai', 'dsh-tools'))) {
-  fail(`the original's packages are not installed: run \`npm ci\` in ${HERE}`)
+if (!existsSync(join(RELEASE_ROOT, 'node_modules', '@deepseek-ai', 'dsh-tools'))) {
+  fail(`the original's packages are not installed: run \`npm ci\` in ${RELEASE_ROOT}`)
 }
 
 const { firstPartyDefinition, firstPartyFinalizer, firstPartyRelease, NOT_CONSTRUCTIBLE } = await import('./first-party.mjs')
@@ -46,7 +49,7 @@ function parseArguments(argv) {
     const argument = argv[index]
     if (argument === '--print') options.print = true
     else if (argument === '--family' && index + 1 < argv.length) options.family = argv[++index]
-    else fail(`unknown argument ${JSON.stringify(argument)} (usage: render-fixtures.mjs [--family NAME] [--print])`)
+    else fail(`unknown argument ${JSON.stringify(argument)} (usage: render-fixtures.mjs [--release VERSION] [--family NAME] [--print])`)
   }
   return options
 }
@@ -177,7 +180,7 @@ function loadBaseline() {
   return deviations
 }
 
-const options = parseArguments(process.argv.slice(2))
+const options = parseArguments(ARGUMENTS)
 const baseline = loadBaseline()
 const cases = loadCases(options.family)
 if (cases.length === 0) fail(`no fixtures${options.family === undefined ? '' : ` for family "${options.family}"`}`)
