@@ -38,7 +38,7 @@ from toolcanon import result as result_module
 from toolcanon import session as session_module
 from toolcanon import spill as spill_module
 from toolcanon._text_cache import TextKeyedCache
-from toolcanon.jsonvalue import NotLosslessJson, Rejection, freeze, snapshot_json, thaw
+from toolcanon.jsonvalue import NotLosslessJson, Rejection, freeze, is_lossless_json, snapshot_json, thaw
 from toolcanon.renderers._ecma import utf8_length
 from toolcanon_conformance.adapters import reference as reference_adapter
 from toolcanon_conformance.adapters.reference import ReferenceImplementation
@@ -672,7 +672,8 @@ def _plain_error_code_taken_for_info(original: Callable[..., Any]) -> Callable[.
 def _spill_store_failure_fails_the_call(original: Callable[..., Any]) -> Callable[..., Any]:
     # the store is asked outside the policy's containment: a store that fails fails the post-execute listener
     async def bound_content(content: Any, call_id: str, *, max_bytes: int, store: Any, hint: str) -> Any:
-        text = spill_module._plain_text(content)
+        lossless = is_lossless_json(content)
+        text = spill_module._plain_text(content) if lossless else spill_module._unchecked_plain_text(content)
         if text is None or utf8_length(text) <= max_bytes:
             return await original(content, call_id, max_bytes=max_bytes, store=store, hint=hint)
         locator = await registry_module.settle(store(call_id, text))

@@ -227,8 +227,9 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
 
 def test_generated_scenarios_draw_approval_services_and_change_listeners() -> None:
     drawn: set[str] = set()
+    everything = {"approval", "abortCaller", "report", "changeListener", "changeListeners"}
 
-    @settings(default_settings(150), derandomize=True, database=None)
+    @settings(default_settings(150), database=None)
     @given(scenarios())
     def collect(scenario: dict[str, Any]) -> None:
         approval = scenario.get("approval")
@@ -238,8 +239,12 @@ def test_generated_scenarios_draw_approval_services_and_change_listeners() -> No
             drawn.update(key for key in ("abortCaller", "report") if key in approval)
         drawn.update(key for key in ("changeListener", "changeListeners") if key in scenario)
 
-    collect()
-    assert drawn == {"approval", "abortCaller", "report", "changeListener", "changeListeners"}
+    # an approval that aborts its caller sits behind several draws: rounds of fixed seeds add up until all show
+    for round_seed in range(4):
+        seed(round_seed)(collect)()
+        if drawn == everything:
+            break
+    assert drawn == everything
 
 
 @settings(default_settings(40))
