@@ -403,6 +403,10 @@ def test_rejections_read_as_paths_from_the_value() -> None:
         "not lossless JSON: value[0]: infinity; value[1]: infinity; value[2]: infinity; value[3]: infinity; "
         "value[4]: infinity (and 2 more)"
     )
+    assert str(NotLosslessJson([Rejection((index,), "nan") for index in range(6)])).endswith(
+        "value[4]: nan (and 1 more)"
+    )
+    assert str(NotLosslessJson([Rejection((index,), "nan") for index in range(5)])).endswith("value[4]: nan")
 
 
 def test_an_object_already_in_ecmascript_order_is_kept_as_it_is() -> None:
