@@ -58,6 +58,18 @@ def _step_member(form: str) -> dict[str, Any]:
     raise AssertionError(form)
 
 
+_JSON_TYPES = ("null", "boolean", "number", "string", "array", "object")
+
+
+def _branch(name: str, kind: str) -> dict[str, Any]:
+    """The members of one kind of a catalogue definition (its ``allOf`` branch, ``$ref``s followed)."""
+    for branch in definition(name)["allOf"]:
+        condition = branch["if"]["properties"]["kind"]
+        if condition.get("const") == kind or kind in condition.get("enum", ()):
+            return resolve(branch["then"])
+    raise AssertionError(kind)
+
+
 @cache
 def expected() -> frozenset[str]:
     """Everything generated scenarios should reach, from where each is defined."""
@@ -83,8 +95,28 @@ def expected() -> frozenset[str]:
     found |= {
         f"member:probe.target={target}" for target in _step_member("probe")["probe"]["properties"]["target"]["enum"]
     }
-    damage = _step_member("replay")["replay"]["properties"]["damage"]
+    damage = resolve(_step_member("replay")["replay"]["properties"]["damage"])
     found |= {f"member:damage.how={how}" for how in damage["properties"]["how"]["enum"]}
+    damage = resolve(_step_member("reopen")["reopen"]["properties"]["damage"])
+    found |= {f"member:reopen.damage.how={how}" for how in damage["properties"]["how"]["enum"]}
+    found |= {f"member:bare={stage}" for stage in schema["properties"]["bare"]["items"]["enum"]}
+    spill = schema["properties"]["spill"]["properties"]
+    found |= {f"member:spill.maxBytes={spill['maxBytes']['minimum']}", "member:spill.fail.calls"}
+    found |= {f"member:spill.fail.how={how}" for how in spill["fail"]["properties"]["how"]["enum"]}
+    found |= {
+        f"member:raise.{name}" for name in definition("raiseAction")["properties"] if name not in ("kind", "message")
+    }
+    found |= {f"member:look-alike.{name}" for name in _branch("executeAction", "look-alike")["properties"]} - {
+        "member:look-alike.kind"
+    }
+    found |= {
+        f"member:not-callable.value={kind}"
+        for kind in _branch("projector", "not-callable")["properties"]["value"]["type"]
+    }
+    found |= {f"member:json.indent={kind}" for kind in _branch("renderer", "json")["properties"]["indent"]["type"]}
+    # a description is any JSON value (its schema names no type)
+    assert "type" not in tool["properties"]["description"]
+    found |= {f"member:tool.description={kind}" for kind in _JSON_TYPES}
     found |= {f"capability:{name}" for name in definition("capability")["enum"]}
     found |= {f"exotic:{kind}" for kind in REFERENCE_EXOTIC_KINDS}
     found |= {f"generate:{kind}" for kind in definition("generatorKind")["enum"]}

@@ -413,7 +413,7 @@ def invariant_violations(scenario: Mapping[str, Any], transcript: str) -> list[s
         where: Path = ("steps", step["id"])
         if outcome is _MISSING:
             violations.append(f"{format_path(where)}: the step has no outcome")
-        elif "persist" in step or "replay" in step or "modelStep" in step:
+        elif any(form in step for form in ("persist", "replay", "reopen", "modelStep")):
             violations.extend(_canary(where, outcome))
             if "replay" in step and "damage" not in step["replay"]:  # a damaged log replays what the reader kept
                 violations.extend(_replay(where, outcome, documents, steps, step["replay"]["persist"]))

@@ -28,7 +28,11 @@ __all__ = ["RULE_FEATURES", "reached", "rules_of"]
 
 _THRESHOLD: Final = {threshold.name: threshold for threshold in THRESHOLDS}
 _SCALARS: Final = frozenset({"string", "number", "integer", "boolean", "null"})
-_STEP_FORMS: Final = ("call", "probe", "persist", "modelStep", "replay", "schemas", "executionMode", "removeHook")
+_STEP_FORMS: Final = (
+    *("call", "probe", "persist", "modelStep", "replay", "reopen", "schemas", "executionMode", "removeHook"),
+)
+# The JSON type of a value, as a member's feature names it (``member:tool.description=object``).
+_JSON_TYPES: Final = ((bool, "boolean"), (int, "number"), (float, "number"), (str, "string"), (list, "array"))
 
 # Each rule and the features any of which exercises it: what a scenario must hold for the rule to decide part of
 # its transcript. Coarse on purpose: a rule is reached when its situation is drawn, not when a bug of it shows.
@@ -86,7 +90,7 @@ RULE_FEATURES: Final[dict[str, tuple[str, ...]]] = {
     "R-NORM-8": ("behaviour:body:raise",),
     "R-RES-1": ("step:call",),
     "R-RES-2": ("behaviour:body:raise",),
-    "R-RES-3": ("member:raise.error",),
+    "R-RES-3": ("member:raise.error", "member:raise.code"),
     "R-RES-4": ("member:raise.error",),
     "R-RES-5": ("member:additionalContexts",),
     "R-RES-6": ("behaviour:execute:short-circuit-failure",),
@@ -106,7 +110,10 @@ RULE_FEATURES: Final[dict[str, tuple[str, ...]]] = {
     "R-WRAP-2": ("behaviour:body:raise",),
     "R-WRAP-3": ("behaviour:execute:raise", "member:tool.timeoutMs=past-timer"),
     "R-WRAP-4": ("behaviour:execute:short-circuit-failure",),
-    "R-WRAP-5": ("behaviour:execute:short-circuit-success", "behaviour:execute:return-result-of"),
+    "R-WRAP-5": (
+        *("behaviour:execute:short-circuit-success", "behaviour:execute:return-result-of"),
+        "behaviour:execute:look-alike",
+    ),
     "R-WRAP-6": ("behaviour:execute:short-circuit-success",),
     "R-WRAP-7": ("behaviour:execute:replace-signal-aborted",),
     "R-POST-1": ("behaviour:post-execute:block",),
@@ -146,7 +153,7 @@ RULE_FEATURES: Final[dict[str, tuple[str, ...]]] = {
     "R-LOG-4": ("member:program.agent",),
     "R-LOG-5": ("step:modelStep",),
     "R-REPLAY-1": ("step:replay",),
-    "R-REPLAY-2": ("member:damage.how=torn-last-line",),
+    "R-REPLAY-2": ("member:damage.how=torn-last-line", "member:reopen.damage.how=torn-last-line"),
     "R-NEST-1": ("behaviour:body:program",),
     "R-NEST-2": ("member:program.arguments=exotic",),
     "R-NEST-3": ("behaviour:body:program",),
@@ -161,7 +168,7 @@ RULE_FEATURES: Final[dict[str, tuple[str, ...]]] = {
     "R-MCP-6": ("member:mcp.response.content=image",),
     "R-MCP-7": ("member:mcp.execution",),
     "R-MCP-8": ("member:mcp.inputSchema",),
-    "R-SPILL-1": ("threshold:spill-bound:above",),
+    "R-SPILL-1": ("threshold:spill-bound:above", "member:spill.fail.how=raise", "member:spill.fail.how=reject"),
     "R-SPILL-2": ("member:spill.post-execute",),
     "R-SPILL-3": ("member:spill.nested",),
     "R-TIMEOUT-1": ("member:tool.timeoutMs=fires",),
@@ -197,9 +204,10 @@ def reached(document: Mapping[str, Any]) -> frozenset[str]:
 
 
 def _scenario_members(document: Mapping[str, Any], found: set[str]) -> None:
-    for member in ("approval", "changeListener", "changeListeners", "spill", "attachments", "timeout"):
+    for member in ("approval", "changeListener", "changeListeners", "bare", "spill", "attachments", "timeout"):
         if member in document:
             found.add(f"member:scenario.{member}")
+    found.update(f"member:bare={stage}" for stage in document.get("bare", ()))
     approval = document.get("approval")
     if approval is not None:
         found.add("member:approval.outcome")
@@ -210,6 +218,20 @@ def _scenario_members(document: Mapping[str, Any], found: set[str]) -> None:
             found.add("member:spill.post-execute")
         if any(_terminal(tool.get("body"))[0] == "program" for tool in document["tools"].values()):
             found.add("member:spill.nested")
+        spill = document["spill"]
+        if spill["maxBytes"] == 0:
+            found.add("member:spill.maxBytes=0")
+        if "fail" in spill:
+            found.add(f"member:spill.fail.how={spill['fail']['how']}")
+            if "calls" in spill["fail"]:
+                found.add("member:spill.fail.calls")
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type of a scenario value: ``null``, ``boolean``, ``number``, ``string``, ``array`` or ``object``."""
+    if value is None:
+        return "null"
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "object")
 
 
 def _terminal(body: Any) -> tuple[str | None, list[str]]:
@@ -230,8 +252,14 @@ def _behaviours(place: str, part: Any, found: set[str]) -> None:
         found.add(f"behaviour:{place}:{kind}")
         if kind == "replace-signal-aborted" and part.get("later") is True:
             found.add("member:replace-signal-aborted.later")
-        if kind == "raise" and "error" in part:
-            found.add("member:raise.error")
+        if kind == "raise":
+            found.update(f"member:raise.{member}" for member in ("error", "code") if member in part)
+        if kind == "look-alike" and "step" in part:
+            found.add("member:look-alike.step")
+        if kind == "not-callable":
+            found.add(f"member:not-callable.value={_json_type(part.get('value'))}")
+        if kind == "json" and "indent" in part:
+            found.add(f"member:json.indent={_json_type(part['indent'])}")
         if "additionalContexts" in part or part.get("contexts"):
             found.add("member:additionalContexts")
         if kind == "deny" and not isinstance(part.get("reason"), str):
@@ -258,6 +286,8 @@ def _tool(key: str, tool: Mapping[str, Any], document: Mapping[str, Any], found:
             found.add(f"member:tool.{member}")
     if "registerError" in tool:
         found.add(f"member:tool.registerError={_refusal(key, tool, document)}")
+    if "description" in tool:
+        found.add(f"member:tool.description={_json_type(tool['description'])}")
     output = tool.get("output", {})
     for member in ("schema", "rawSchema", "render", "presentationMeta"):
         if member in output:
@@ -270,6 +300,8 @@ def _tool(key: str, tool: Mapping[str, Any], document: Mapping[str, Any], found:
         _behaviours("finalizer", tool["finalizeContent"], found)
     if "concurrencySafe" in tool:
         found.add(f"member:concurrencySafe.kind={tool['concurrencySafe']['kind']}")
+        if "code" in tool["concurrencySafe"]:
+            found.add("member:raise.code")
     body = tool.get("body")
     if body is not None:
         _behaviours("body", body, found)
@@ -493,6 +525,8 @@ def _step(step: Mapping[str, Any], tools: Mapping[str, Any], document: Mapping[s
         found.update(f"member:persist.{member}" for member in ("rawArguments", "bytes") if member in body)
     elif form == "replay" and "damage" in body:
         found.add(f"member:damage.how={body['damage']['how']}")
+    elif form == "reopen" and "damage" in body:
+        found.add(f"member:reopen.damage.how={body['damage']['how']}")
     elif form == "probe":
         found.add(f"member:probe.target={body['target']}")
 

@@ -405,6 +405,7 @@ _CONCURRENCY_CHECKS: Final = (
     {"kind": "constant", "value": 1},
     {"kind": "constant", "value": "true"},
     {"kind": "raise", "message": "cannot tell"},
+    {"kind": "raise", "message": "cannot tell", "code": "ENOENT"},
     {"kind": "return-arg", "arg": "a"},
 )
 _AGENT: Final = "agent-1"
@@ -453,6 +454,31 @@ _CONTEXT_IDS: Final = ("ctx-a", "ctx-b", "ctx-1")
 _FIRST_PARTY_FAMILIES: Final = ("glob", "grep", "bash", "write", "edit", "todo_write", "web_search", "lsp")
 _MESSAGES: Final = ("boom", "denied by policy", "", "ünïcödé 😀", "two\nlines")
 _ERROR_CLASSES: Final = ({"name": "QuotaError", "code": "QUOTA"}, {"name": "PolicyError", "code": "POLICY"})
+# Codes an ordinary error carries as a string property, as a system error does: still no coded error, no info.
+_PLAIN_CODES: Final = ("ENOENT", "EACCES", "ECONNRESET", "QUOTA")
+# JSON.stringify's space beyond a few spaces: none (0, a negative number), a fraction (V8 breaks lines without
+# indenting), truncated and clamped numbers, and strings cut to 10 UTF-16 code units, one through an astral
+# character (S:render-json-indent-space).
+_ODD_INDENTS: Final[tuple[Any, ...]] = (
+    0,
+    -1,
+    0.5,
+    2.7,
+    11,
+    1e21,
+    "",
+    "\t",
+    "--",
+    "abcdefghijklmnop",
+    "😀😀😀😀😀",
+    "a😀😀😀😀😀",
+    "12",
+)
+# A not-callable presentationMeta: a scalar, or a container taken as it is (S:reg-presentation-meta-not-callable).
+_NOT_CALLABLE: Final[tuple[Any, ...]] = (1, "x", True, {}, [], {"a": 1}, [1, "two", None], {"kind": "value"})
+# Descriptions that are no text: registration never checks one, schemas lists it as it is.
+_ODD_DESCRIPTIONS: Final[tuple[Any, ...]] = (None, 0, False, "", 1.5, True, [1, "x", None], {"text": "über", "0": {}})
+_BARE_STAGES: Final = ("pre-execute", "guard", "execute", "post-execute")
 _RAW_ARGUMENTS: Final = ('{"x":NaN}', "{", "not json", '{"text":"raw"}', "")
 _HOOK_STAGES: Final = (("guards", "guard"), ("wrappers", "execute"), ("post-execute", "post-execute"))
 _CANCELLING: Final = frozenset(
@@ -664,8 +690,12 @@ def _exotic_or_plain_of(kinds: tuple[str, ...]) -> _Builder:
 
 def _raising(kind: str) -> _Builder:
     def build(rng: random.Random) -> dict[str, Any]:
-        part = {"kind": kind, "message": _message(rng)}
-        return _with_optional(rng, part, error=lambda rng: dict(seeded.pick(rng, _ERROR_CLASSES)))
+        part: dict[str, Any] = {"kind": kind, "message": _message(rng)}
+        if seeded.chance(rng, 0.5):
+            part["error"] = dict(seeded.pick(rng, _ERROR_CLASSES))
+        elif seeded.chance(rng, 0.25):
+            part["code"] = seeded.pick(rng, _PLAIN_CODES)
+        return part
 
     return build
 
@@ -677,6 +707,12 @@ def _constant(**part: Any) -> _Builder:
 @cache
 def _messages() -> _Part:
     return _seeded(_message)
+
+
+@cache
+def _descriptions() -> _Part:
+    """A tool's description: mostly text, now and then any JSON value."""
+    return _built((3, _message), (2, lambda rng: _copied(seeded.pick(rng, _ODD_DESCRIPTIONS))))
 
 
 @cache
@@ -812,6 +848,11 @@ def _effects(aborting: bool) -> _Part:
     return _built(*choices)
 
 
+def _indent(rng: random.Random) -> Any:
+    """A json renderer's indent: mostly a few spaces, now and then any number or string."""
+    return _copied(seeded.pick(rng, _ODD_INDENTS)) if seeded.chance(rng, 0.25) else rng.randrange(5)
+
+
 @cache
 def _renderers(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
     """Renderers: ``failing`` ones (raising, or rendering exotic content), else sound ones; ``sealed`` ones
@@ -835,7 +876,7 @@ def _renderers(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
     else:
         sound = (
             (3, lambda rng: _with_optional(rng, {"kind": "text"}, prefix=_message)),
-            (2, lambda rng: _with_optional(rng, {"kind": "json"}, indent=lambda rng: rng.randrange(5))),
+            (2, lambda rng: _with_optional(rng, {"kind": "json"}, indent=_indent)),
             (2, field),
             (1, _constant(kind="blocks")),
             (1, constant),
@@ -849,12 +890,14 @@ def _projectors(kinds: tuple[str, ...], sealed: bool, failing: bool) -> _Part:
     """Metadata projectors (``None``: none), as :func:`_renderers`."""
     raising = (1, lambda rng: {"kind": "raise", "message": _message(rng)})
     # define_tool wraps a projector that is not callable: each direct call fails at its metadata (R-REG-1)
-    not_callable = (1, lambda rng: {"kind": "not-callable", "value": seeded.pick(rng, (1, "x", True))})
+    not_callable = (1, lambda rng: {"kind": "not-callable", "value": _copied(seeded.pick(rng, _NOT_CALLABLE))})
+    not_callable_scalar = (1, lambda rng: {"kind": "not-callable", "value": seeded.pick(rng, _NOT_CALLABLE[:3])})
     if failing:
         if sealed:
-            return _built(raising, not_callable)
+            return _built(raising, (2, not_callable[1]), not_callable_scalar)
         exotic = _exotic_or_plain_of(kinds)
-        return _built(raising, not_callable, (1, lambda rng: {"kind": "exotic", "value": exotic(rng)}))
+        exotic_meta = (1, lambda rng: {"kind": "exotic", "value": exotic(rng)})
+        return _built(raising, (2, not_callable[1]), not_callable_scalar, exotic_meta)
     choices: list[tuple[int, _Builder]] = [
         (4, lambda rng: None),
         (1, lambda rng: {"kind": "constant", "value": seeded.value(rng, 3)}),
@@ -1215,7 +1258,7 @@ _PAST_TIMER_BUDGETS: Final = (
     (1, 1.7976931348623157e308),
 )
 # The spill policy's bound, and how far from it an echoed text lands (in UTF-8 bytes; None: anywhere).
-_SPILL_BOUNDS: Final = ((1, 1), (3, 16), (3, 110), (1, 4096))
+_SPILL_BOUNDS: Final = ((1, 0), (1, 1), (3, 16), (3, 110), (1, 4096))
 _SPILL_OFFSETS: Final = ((2, -1), (3, 0), (3, 1), (2, None))
 _LAST_CHARACTERS: Final = ("a", "é", "😀", "\ud800", "名")
 
@@ -1439,6 +1482,7 @@ class ScenarioBuilder:
         self.change_listener: dict[str, Any] | None = None
         self.change_listeners: list[dict[str, Any]] = []
         self.spill: dict[str, Any] | None = None
+        self.bare: list[str] = []
         self.attachments: dict[str, Any] | None = None
         self.timeout: dict[str, Any] | None = None
 
@@ -1477,6 +1521,8 @@ class ScenarioBuilder:
             document["changeListener"] = _copied(self.change_listener)
         if self.change_listeners:
             document["changeListeners"] = _copied(self.change_listeners)
+        if self.bare:
+            document["bare"] = list(self.bare)
         for member, service in (("spill", self.spill), ("attachments", self.attachments), ("timeout", self.timeout)):
             if service is not None:
                 document[member] = _copied(service)
@@ -1533,6 +1579,22 @@ class ScenarioBuilder:
         """Install the spill policy (when allowed) with a bound echo tools' calls land at, below or above."""
         if self.allows("spill"):
             self.spill = {"maxBytes": _chosen(*_SPILL_BOUNDS).draw(draw)}
+
+    def add_spill_failure(self, draw: Draw) -> None:
+        """Make the installed spill store fail (raising at once, or its answer rejecting) on every call or on
+        some of the calls so far, direct or nested (the text then stays whole, on either arm)."""
+        if self.spill is None:
+            return
+        how, every = draw(_combined(((1, "raise"), (1, "reject")), ((1, True), (2 if self.call_steps else 0, False))))
+        fail: dict[str, Any] = {"how": how}
+        if not every:
+            fail["calls"] = draw(_subsets(tuple(self.call_steps + self._nested_calls()), 3))
+        self.spill["fail"] = fail
+
+    def add_bare(self, draw: Draw) -> None:
+        """List some pipeline stages as ``bare``: no instrumentation hook there, so that a registry with no hook
+        of a stage (the no-wrapper execute path) runs unless the scenario's own hooks install one."""
+        self.bare = sorted(draw(_subsets(_BARE_STAGES, 4)), key=_BARE_STAGES.index)
 
     def add_timeout(self, draw: Draw) -> None:
         """Install the timeout policy (when allowed): from now on a tool may declare a budget that fires."""
@@ -1657,7 +1719,7 @@ class ScenarioBuilder:
             spec["finalizeContent"] = finalizer
         self._add_budget(draw, spec)
         if draw(_weighted((6, False), (1, True))):
-            spec["description"] = _messages().draw(draw)
+            spec["description"] = _descriptions().draw(draw)
         if special == "unregistered":
             spec["register"] = False
             tool.registered = False
@@ -1747,6 +1809,7 @@ class ScenarioBuilder:
                 (4 if calls else 0, "probe"),
                 (2 if calls and self.allows("persistence") else 0, "persist"),
                 (3 if persisted and self.allows("persistence") else 0, "replay"),
+                (2 if persisted and self.allows("persistence") else 0, "reopen"),
                 (1 if self.allows("schemas") else 0, "schemas"),
                 (1 if self.allows("execution-mode") else 0, "executionMode"),
                 (2 if self.allows("model-step") else 0, "modelStep"),
@@ -1762,6 +1825,8 @@ class ScenarioBuilder:
             return self.add_persist(draw)
         if kind == "replay":
             return self.add_replay(draw)
+        if kind == "reopen":
+            return self.add_reopen(draw)
         if kind == "schemas":
             return self.add_schemas()
         return self.add_call(draw)
@@ -1913,6 +1978,24 @@ class ScenarioBuilder:
         self.steps.append({"id": step.id, "replay": replay})
         return step.id
 
+    def add_reopen(self, draw: Draw) -> str:
+        """Reopen an earlier persist or model step's log (a damaged copy, one time in three) for appending, and
+        append some earlier calls, as a resumed session does (adding a persist step if none).
+
+        The calls appended have arguments of plain JSON (they are appended as its canonical text), and a reopened
+        log is never reopened or replayed again: a resume may log events of its own (the original's
+        ``session/end-seed`` marker), so what a later damage hits is each implementation's own."""
+        if not self.persist_steps:
+            self.add_persist(draw)
+        appendable = tuple(step.id for step in self._steps if step.kind == "call" and not step.exotic_arguments)
+        step = self._new_step("reopen")
+        reopen: dict[str, Any] = {"persist": _one_of(draw, self.persist_steps)}
+        if draw(_weighted((1, True), (2, False))):
+            reopen["damage"] = copy.deepcopy(_DAMAGES[draw(_integers(0, len(_DAMAGES) - 1))])
+        reopen["steps"] = draw(_subsets(appendable, min(3, len(appendable)))) if appendable else []
+        self.steps.append({"id": step.id, "reopen": reopen})
+        return step.id
+
     def add_execution_mode(self, draw: Draw) -> str:
         """Ask the execution mode of a call of a fixture (given a drawn ``concurrencySafe`` if it has none)."""
         names = [name for name, spec in self.tools.items() if "body" in spec and self._callable(name)]
@@ -1944,10 +2027,7 @@ class ScenarioBuilder:
         """Add a hook at a drawn stage, for every call or only for some calls (direct or nested)."""
         stages = ["pre-execute", "result-observer"]
         stages += [stage for capability, stage in _HOOK_STAGES if self.allows(capability)]
-        nested = [
-            f"{step.call_id or step.id}:code:{n}" for step in self._steps for n in range(1, step.nested_calls + 1)
-        ]
-        names = self.call_steps + nested
+        names = self.call_steps + self._nested_calls()
         # Mostly for some calls only, when there are calls to name.
         filters = ((1, False), (3, True)) if names else ((1, False),)
         stage, filtered = draw(_combined(tuple((1, stage) for stage in stages), filters))
@@ -1977,6 +2057,10 @@ class ScenarioBuilder:
         if self.call_steps and draw(_weighted((3, False), (1, True))):
             self._remove_hook(draw, len(self.hooks) - 1)
 
+    def _nested_calls(self) -> list[str]:
+        """The call ids of the nested calls the steps so far make (``<callId>:code:<n>``)."""
+        return [f"{step.call_id or step.id}:code:{n}" for step in self._steps for n in range(1, step.nested_calls + 1)]
+
     def _execute_action(self, draw: Draw, cancellation: bool) -> dict[str, Any]:
         """An around action; once a ``mutate-then`` wrapper is installed, none inside it authors a success (what
         it would try to mutate is the inner wrapper's own, changed in each language's own way)."""
@@ -1995,7 +2079,8 @@ class ScenarioBuilder:
         self.steps.insert(position, {"id": step.id, "removeHook": {"hook": index}})
 
     def _return_result_of(self, draw: Draw) -> tuple[list[str], dict[str, Any]] | None:
-        """Half of the time, a ``return-result-of`` action and the later calls it applies to, when there are any.
+        """Half of the time, a ``return-result-of`` action (or a ``look-alike`` of the same result) and the later
+        calls it applies to, when there are any.
 
         The named step must have run before the wrapper asks for its result, and its value must not hold the
         canary: the wrapped tool re-renders the returned value with its own renderer.
@@ -2007,7 +2092,9 @@ class ScenarioBuilder:
         index = _one_of(draw, candidates)
         later = [step.id for step in calls[index + 1 :]]
         steps = draw(_subsets(tuple(later), 2))
-        return steps, {"kind": "return-result-of", "step": calls[index].id}
+        # or a look-alike copy of that result (a success authored outside a mutate-then wrapper only)
+        kind = draw(_weighted((3, "return-result-of"), (0 if self._mutating_wrapper else 1, "look-alike")))
+        return steps, {"kind": kind, "step": calls[index].id}
 
 
 def _copied(value: Any) -> Any:
@@ -2119,7 +2206,7 @@ def _requirements(document: Mapping[str, Any]) -> list[str]:
         needed.add("nested")
     if "first-party" in kinds:
         needed.add("first-party-renderers")
-    if any("persist" in step or "replay" in step for step in document["steps"]):
+    if any("persist" in step or "replay" in step or "reopen" in step for step in document["steps"]):
         needed.add("persistence")
     if any("modelStep" in step for step in document["steps"]):
         needed.add("model-step")
@@ -2177,6 +2264,11 @@ def _scenario(
         _in_span(draw, builder.add_approval)
     if services[1]:
         _in_span(draw, builder.add_change_listener)
+    spill_fails, bare = draw(_combined(((3, False), (1, builder.spill is not None)), ((7, False), (1, True))))
+    if spill_fails:
+        _in_span(draw, builder.add_spill_failure)
+    if bare:
+        _in_span(draw, builder.add_bare)
     return builder.document()
 
 
