@@ -1258,7 +1258,7 @@ _PAST_TIMER_BUDGETS: Final = (
     (1, 1.7976931348623157e308),
 )
 # The spill policy's bound, and how far from it an echoed text lands (in UTF-8 bytes; None: anywhere).
-_SPILL_BOUNDS: Final = ((1, 0), (1, 1), (3, 16), (3, 110), (1, 4096))
+_SPILL_BOUNDS: Final = ((1, 1), (3, 16), (3, 110), (1, 4096), (1, 0))  # 0 last: shrinking ends at 1
 _SPILL_OFFSETS: Final = ((2, -1), (3, 0), (3, 1), (2, None))
 _LAST_CHARACTERS: Final = ("a", "é", "😀", "\ud800", "名")
 
