@@ -1297,6 +1297,15 @@ class ScenarioRun {
     const server = await startFixtureMcpServer(listed)
     this.closers.push(() => closeServer(server))
     const before = new Set(this.ctx.tools.schemas().map(schema => schema.name))
+    // the client keeps its registrations' disposers to itself: the ones it takes while starting are kept by
+    // name here too, so that a hook disposing an MCP tool (dispose-tool-then) disposes its registration
+    const tools = this.ctx.tools
+    const register = tools.register
+    tools.register = (definition, ...rest) => {
+      const dispose = register.call(tools, definition, ...rest)
+      this.disposers.set(definition.name, dispose)
+      return dispose
+    }
     try {
       await this.plugin(McpClient, {
         transport: 'streamable-http',
@@ -1308,6 +1317,8 @@ class ScenarioRun {
     } catch (error) {
       for (const [key] of fixtures) setMember(registrations, key, { registerError: registrationErrorReport(error.cause ?? error) })
       return
+    } finally {
+      tools.register = register
     }
     const added = this.ctx.tools.schemas().map(schema => schema.name).filter(name => !before.has(name))
     // the bridge registers each fixture as `mcp__fixture__<key or name>`, the name a call step gives
