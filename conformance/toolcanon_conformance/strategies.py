@@ -1742,6 +1742,10 @@ class ScenarioBuilder:
         """An MCP fixture, under its key or (now and then) a raw name the bridge must sanitize."""
         spec = _MCP_TOOLS.draw(draw)
         raw_name = draw(_weighted((6, None), *((1, raw) for raw in _MCP_RAW_NAMES)))
+        if any(tool.get("name") == raw_name for tool in self.tools.values() if "mcp" in tool):
+            # One server listing a name twice: the original's client refuses the listing, the reference the second
+            # registration, which no document decides yet; generated scenarios list each raw name once.
+            raw_name = None
         if raw_name is not None:
             spec["name"] = raw_name
         call_name = public_tool_name(_MCP_SERVER, raw_name if raw_name is not None else key)
@@ -1769,7 +1773,8 @@ class ScenarioBuilder:
 
     def _program(self, draw: Draw, tool: _Tool) -> dict[str, Any]:
         # Only tools that are not programs: a program calling a program could recurse for ever.
-        targets = [name for name, known in self._tools.items() if not known.program and self._callable(name)]
+        # Only tools that register, too: a refused one's name never registers (docs/edge-cases.md section 5).
+        targets = [name for name, known in self._tools.items() if not known.program and known.registered]
         names = draw(_program_calls(tuple(targets)))
         calls = []
         for target in names:
