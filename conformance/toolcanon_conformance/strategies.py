@@ -1560,6 +1560,10 @@ class ScenarioBuilder:
         # Never on the registration of a tool a program calls: what a program's call of a name that never
         # registered does is left to each implementation (docs/edge-cases.md section 5).
         called = {call["name"] for program in _programs(self.tools) for call in program["calls"]}
+        # Nor on an MCP tool's: the original's client registers its server's tools as one generation and takes
+        # them all back when one fails, the reference one by one, and no document decides which notifications
+        # a refused generation makes.
+        called |= {name for name, spec in self.tools.items() if "mcp" in spec}
         notification = 0
         for name in self.tools:
             notification += 1
