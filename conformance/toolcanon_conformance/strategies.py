@@ -1625,7 +1625,7 @@ class ScenarioBuilder:
         originals = [key for key, known in self._tools.items() if known.registered and "mcp" not in self.tools[key]]
         special = _chosen(
             (20, None),
-            (3 if self.allows("mcp") else 0, "mcp"),
+            (3 if self.allows("mcp") and self._mcp_may_follow() else 0, "mcp"),
             (3, "refused"),
             (1, "unregistered"),
             (1 if originals else 0, "duplicate"),
@@ -1735,6 +1735,12 @@ class ScenarioBuilder:
         self.tools[name] = spec
         self._tools[name] = tool
         return name
+
+    def _mcp_may_follow(self) -> bool:
+        """Whether an MCP fixture may be added now: MCP fixtures stand together in key order, since the original's
+        adapter registers its one server's tools together, where the first of them stands."""
+        keys = list(self.tools)
+        return not any("mcp" in spec for spec in self.tools.values()) or "mcp" in self.tools[keys[-1]]
 
     def _echo_weight(self) -> int:
         """Echo tools are what the spill bound is judged on: one is all but sure once the policy is installed."""
