@@ -931,7 +931,7 @@ class ScenarioRun {
       async saveImage(input) {
         const attachmentId = AttachmentId(`attachment-${issued.size}`)
         issued.set(attachmentId, { mediaType: input.mediaType, bytes: input.data.byteLength })
-        return { attachmentId, mediaType: input.mediaType, bytes: input.data.byteLength, width: 0, height: 0 }
+        return { attachmentId, mediaType: input.mediaType, bytes: input.data.byteLength }
       }
 
       async readImage() {
