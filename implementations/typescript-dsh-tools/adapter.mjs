@@ -1807,13 +1807,7 @@ class ScenarioRun {
    */
   async reopen(reopenId, spec) {
     const log = this.logs.get(spec.persist)
-    const { header, lines: source } = logFile(readFileSync(log.path))
-    const { lines, tail } = spec.damage !== undefined ? damageLines(source, spec.damage) : { lines: source, tail: Buffer.alloc(0) }
-    const root = join(this.logDirectory, `damaged-${this.damagedCopies++}`)
-    const path = join(root, relative(log.root, log.path))
-    mkdirSync(dirname(path), { recursive: true })
-    const written = Buffer.concat([...[header, ...lines].flatMap(line => [line, NEWLINE]), tail])
-    writeFileSync(path, written)
+    const { root, path, written, lines, tail } = this.damagedCopy(log, spec.damage)
     const backend = await JsonlLogs.open(root)
     this.closers.unshift(() => backend.close())
     this.logs.set(reopenId, { id: log.id, root, path, backend }) // a later step may name it, refused or not
@@ -1905,6 +1899,19 @@ class ScenarioRun {
     return text
   }
 
+  /** A copy of a persisted log in a folder of its own, damaged as `damage` says (none: as it is): where it is,
+   * the bytes written, and the lines and torn tail the damage left. */
+  damagedCopy(log, damage) {
+    const { header, lines: source } = logFile(readFileSync(log.path))
+    const { lines, tail } = damage !== undefined ? damageLines(source, damage) : { lines: source, tail: Buffer.alloc(0) }
+    const root = join(this.logDirectory, `damaged-${this.damagedCopies++}`)
+    const path = join(root, relative(log.root, log.path))
+    mkdirSync(dirname(path), { recursive: true })
+    const written = Buffer.concat([...[header, ...lines].flatMap(line => [line, NEWLINE]), tail])
+    writeFileSync(path, written)
+    return { root, path, written, lines, tail }
+  }
+
   /**
    * Replay a damaged copy of a persisted log through the original's JSONL backend: the event lines of the log
    * file (those after the backend's header line) damaged, written as the same session under a root of its own,
@@ -1915,13 +1922,7 @@ class ScenarioRun {
    */
   async replayDamaged(persistId, damage) {
     const log = this.logs.get(persistId)
-    const { header, lines: source } = logFile(readFileSync(log.path))
-    const { lines, tail } = damageLines(source, damage)
-    const root = join(this.logDirectory, `damaged-${this.damagedCopies++}`)
-    const path = join(root, relative(log.root, log.path))
-    mkdirSync(dirname(path), { recursive: true })
-    const written = Buffer.concat([...[header, ...lines].flatMap(line => [line, NEWLINE]), tail])
-    writeFileSync(path, written)
+    const { root, path, written, lines, tail } = this.damagedCopy(log, damage)
     const backend = await JsonlLogs.open(root)
     try {
       let messages
