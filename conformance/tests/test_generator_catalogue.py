@@ -21,7 +21,7 @@ from toolcanon_conformance.rules import load_rules
 from toolcanon_conformance.strategies import REFERENCE_EXOTIC_KINDS, SCENARIO_CAPABILITIES, scenarios
 from toolcanon_conformance.thresholds import SIDES, THRESHOLDS
 
-ROUNDS, DRAWN = 10, 150
+ROUNDS, DRAWN = 20, 150
 """Rounds of a seed each, and the scenarios each draws (some seconds in all): one long round mutates what it drew
 before and draws fewer kinds than short rounds; the rarest thing is drawn a few times in so many."""
 
