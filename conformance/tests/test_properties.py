@@ -294,6 +294,37 @@ def test_the_invariants_catch_a_model_step_logged_out_of_order() -> None:
     ]
 
 
+def test_the_invariants_compare_replayed_content_nesting_past_the_recursion_limit() -> None:
+    deep = {"$generate": "nest", "depth": 900, "in": "array", "leaf": 1}  # two frames a level for a recursive walk
+    scenario = {
+        "formatVersion": 1,
+        "id": "replay-deep",
+        "requires": ["persistence", "generated-values"],
+        "tools": {
+            "t": {"parameters": {}, "output": {"render": {"kind": "blocks"}}, "body": {"kind": "return", "value": deep}}
+        },
+        "hooks": [],
+        "steps": [
+            {"id": "c", "call": {"name": "t", "arguments": {}}},
+            {"id": "log", "persist": {"steps": ["c"]}},
+            {"id": "again", "replay": {"persist": "log"}},
+        ],
+    }
+    outcome = run_scenario(scenario)
+    assert isinstance(outcome, Ran)
+    assert invariant_violations(scenario, outcome.transcript) == []
+    transcript = json.loads(outcome.transcript)
+    block = transcript["steps"]["again"]["messages"][0]["content"][0]
+    inner = block["content"]
+    while isinstance(inner[0], list):
+        inner = inner[0]
+    inner[0] = 2  # the innermost leaf replayed otherwise
+    violation = (
+        "$.steps.again.messages[0].content[0].content: the replayed content differs from the live content of 'c'"
+    )
+    assert violation in invariant_violations(scenario, json.dumps(transcript))
+
+
 def test_the_canary_is_persisted_in_values_but_never_reaches_the_log() -> None:
     persisted: list[str] = []
 

@@ -543,14 +543,24 @@ def _list_at(value: Any, key: str) -> list[Any]:
 
 
 def _same(left: Any, right: Any) -> bool:
-    """JSON equality that tells ``true`` from ``1`` and ``1`` from ``1.0`` (key order aside)."""
-    if type(left) is not type(right):
-        return False
-    if isinstance(left, dict):
-        return left.keys() == right.keys() and all(_same(left[key], right[key]) for key in left)
-    if isinstance(left, list):
-        return len(left) == len(right) and all(_same(a, b) for a, b in zip(left, right, strict=True))
-    return bool(left == right)
+    """JSON equality that tells ``true`` from ``1`` and ``1`` from ``1.0`` (key order aside), without recursion:
+    replayed content may nest past the interpreter's recursion limit (the snapshot's depth threshold)."""
+    pairs = [(left, right)]
+    while pairs:
+        a, b = pairs.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            pairs.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif a != b:
+            return False
+    return True
 
 
 def _probe(
