@@ -1565,7 +1565,9 @@ class ScenarioBuilder:
         # a refused generation makes.
         called |= {name for name, spec in self.tools.items() if "mcp" in spec}
         notification = 0
-        for name in self.tools:
+        for name, spec in self.tools.items():
+            if spec.get("registerError") or spec.get("register") is False:
+                continue  # a refused or unregistered tool notifies no one, so the counts of those after it hold
             notification += 1
             raised = any(notification in raise_on for raise_on in raise_ons)
             if raised and name in called:
