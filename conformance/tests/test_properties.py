@@ -24,7 +24,7 @@ from toolcanon_conformance.properties import (
     default_settings,
     invariant_violations,
 )
-from toolcanon_conformance.scenario import scenario_from_data
+from toolcanon_conformance.scenario import STEP_KINDS, scenario_from_data
 from toolcanon_conformance.strategies import (
     CANARY,
     EXOTIC_KINDS,
@@ -156,6 +156,7 @@ CATALOGUE = {
         "executionMode",
         "removeHook",
         "modelStep",
+        "reopen",
         "abort",
         "agent",
         "exotic-arguments",
@@ -198,18 +199,7 @@ def test_the_builder_draws_every_kind_of_behaviour() -> None:
         for hook in builder.hooks:
             seen[hook["stage"]] |= kinds(hook["action"])
         for step in builder.steps:
-            forms = (
-                "call",
-                "probe",
-                "persist",
-                "modelStep",
-                "replay",
-                "schemas",
-                "executionMode",
-                "removeHook",
-                "abort",
-            )
-            seen["step"] |= {key for key in forms if key in step}
+            seen["step"] |= {key for key in (*STEP_KINDS, "abort") if key in step}
             seen["step"] |= {"bytes"} if "bytes" in step.get("persist", {}) else set()
             seen["step"] |= {"damage"} if "damage" in step.get("replay", {}) else set()
             seen["step"] |= {"agent"} if "agent" in step.get("call", {}) else set()

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "STEP_KINDS",
     "Scenario",
     "ScenarioError",
     "iter_exotic_tags",
@@ -44,7 +45,7 @@ __all__ = [
 FORMAT_VERSION: Final = 1
 """The scenario and transcript format version this kit reads and writes."""
 
-_STEP_KINDS: Final = (
+STEP_KINDS: Final = (
     "call",
     "probe",
     "persist",
@@ -55,6 +56,7 @@ _STEP_KINDS: Final = (
     "removeHook",
     "reopen",
 )
+"""The members that name what a step does (a step holds one of them beside its id)."""
 _LOGGING_STEP_KINDS: Final = frozenset({"persist", "modelStep", "reopen"})
 
 _NESTED_CALL_ID: Final = re.compile(r"^(?P<outer>.+):code:[1-9][0-9]*$")
@@ -297,7 +299,7 @@ def _semantic_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                     yield f"{here}.reopen.steps[{position}]", f"the arguments of {name!r} hold exotic tags"
         elif "removeHook" in step and step["removeHook"]["hook"] >= len(data.get("hooks", ())):
             yield f"{here}.removeHook.hook", f"{step['removeHook']['hook']} is not the index of a hook"
-        kinds[step_id] = next(key for key in _STEP_KINDS if key in step)
+        kinds[step_id] = next(key for key in STEP_KINDS if key in step)
     yield from _path_problems(data)
 
     def names_a_call(name: str) -> bool:
