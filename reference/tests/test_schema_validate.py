@@ -486,21 +486,23 @@ def test_a_caller_deep_in_the_stack_still_gets_an_answer() -> None:
     """digest 1.31: a RecursionError in the closures falls back to the iterative engine."""
     schema: dict[str, Any] = {"type": "integer"}
     value: Any = "x"
+    valid: Any = 1
     for _ in range(CLOSURE_HEIGHT - 1):
         schema = {"type": "array", "items": schema}
         value = [value]
+        valid = [valid]
     validator = compile_validator(schema)
     expected = ['"value' + "[0]" * (CLOSURE_HEIGHT - 1) + '" must be an integer']
     limit = sys.getrecursionlimit()
 
-    def nest(depth: int) -> tuple[list[str], bool]:
+    def nest(depth: int) -> tuple[list[str], bool, bool]:
         if depth:
             return nest(depth - 1)
-        return validator.violations(value), validator.is_valid(value)
+        return validator.violations(value), validator.is_valid(value), validator.is_valid(valid)
 
     sys.setrecursionlimit(400)
     try:
-        assert nest(300) == (expected, False)
+        assert nest(300) == (expected, False, True)
     finally:
         sys.setrecursionlimit(limit)
 
