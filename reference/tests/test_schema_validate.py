@@ -554,3 +554,11 @@ def test_a_hostile_key_below_an_object_makes_its_findings_not_lossless_unread() 
     value = {"a": {RaisingKey(): 1}}
     assert validator.violations(value) == ['"value.a" must be a lossless JSON value']
     assert validator.violations_if_lossless(value) is None
+
+
+def test_an_object_that_is_not_lossless_beside_its_declared_properties_is_named_at_its_own_path() -> None:
+    """A Python caller of ``violations`` on a value that is not lossless JSON: the object holding the undeclared
+    member that is not lossless is named, at its own path."""
+    validator = compile_validator({"type": "object", "properties": {"a": {"type": "string"}}})
+    assert validator.violations({"a": "x", "b": math.nan}) == ['"value" must be a lossless JSON object']
+    assert validator.violations({"b": math.inf}, "result") == ['"result" must be a lossless JSON object']
