@@ -609,3 +609,23 @@ def test_an_indent_is_the_gap_json_stringify_takes_from_its_space() -> None:
     assert canonical_json([1], True) == canonical_json([1], False) == "[1]"
     assert canonical_json([1], "a" + "\U0001f600" * 5) == "[\na" + "\U0001f600" * 4 + "\ud83d1\n]"
     assert canonical_json([1], "\U0001f600" * 5) == "[\n" + "\U0001f600" * 5 + "1\n]"
+
+
+def test_the_thorough_walk_names_each_rejection_by_its_kind_and_each_key_by_its_own_text() -> None:
+    """``iter_rejections`` (the walk every fast walk gives up to): a valid object has none, a scalar's rejection
+    carries its kind, and a key that is not a string is named by the repr of a built-in scalar key."""
+    assert list(iter_rejections({"a": [1, {"b": 2}]})) == []
+    found = [str(rejection) for rejection in iter_rejections({"a": math.nan, b"k": 1, 1j: 2, None: 4})]
+    assert found == [
+        "value.a: nan",
+        "value.b'k': non-string-key",
+        "value.1j: non-string-key",
+        "value.None: non-string-key",
+    ]
+
+
+def test_writing_an_object_whose_keys_need_reordering_refuses_a_key_that_is_not_a_string_at_the_root() -> None:
+    with pytest.raises(NotLosslessJson) as raised:
+        canonical_json({"b": 0, "1": 1, 2: 3})
+    assert raised.value.rejections == [Rejection((), "non-string-key")]
+    assert str(raised.value) == "not lossless JSON: value: non-string-key"
