@@ -956,8 +956,18 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
             b'{"seq":2,"type":"x","data":{"a":' + b"[" * _DEEP + b"?" + b"]" * _DEEP + b"}}",
             f"not valid JSON (unexpected character at {32 + _DEEP})",
         ),
+        (b'{"type":"x","data":{}}', "seq must be 2 (the line number), not absent"),
+        (b'{"seq":"2","type":"x","data":{}}', 'seq must be 2 (the line number), not "2"'),
+        (b'{"seq":2.5,"type":"x","data":{}}', "seq must be 2 (the line number), not 2.5"),
     ],
-    ids=["call-without-id", "dispatch-without-sub-call-id", "deep-line-unexpected-character"],
+    ids=[
+        "call-without-id",
+        "dispatch-without-sub-call-id",
+        "deep-line-unexpected-character",
+        "seq-absent",
+        "seq-a-string",
+        "seq-a-fraction",
+    ],
 )
 def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes, reason: str) -> None:
     path = tmp_path / "s.jsonl"
@@ -1005,6 +1015,70 @@ def test_an_append_after_a_failed_write_is_refused_and_says_why(tmp_path: Path) 
         with pytest.raises(OSError) as raised:
             log.append("session/title", {})
     assert str(raised.value) == f"the session log {path} failed an earlier write and accepts no more events"
+    assert path.read_bytes() == b""
+
+
+_CALL = {"turn": 1, "step": 1, "callId": "c", "name": "t", "arguments": "{}"}
+_IDS = {"rootCallId": "c", "parentCallId": "c", "subCallId": "c:1"}
+
+
+@pytest.mark.parametrize(
+    ("event_type", "data", "reason"),
+    [
+        ("tool/call", [], '"tool/call" data must be an object'),
+        ("tool/call", {**_CALL, "step": "1"}, '"tool/call" needs integer turn and step'),
+        ("tool/call", {**_CALL, "callId": ""}, '"tool/call" needs a non-empty callId and a name'),
+        ("tool/call", {**_CALL, "name": 5}, '"tool/call" needs a non-empty callId and a name'),
+        ("tool/call", {**_CALL, "arguments": {}}, '"tool/call" arguments must be the raw argument text (a string)'),
+        ("tool/result", {"turn": 1, "message": {}}, '"tool/result" needs integer turn and step'),
+        (
+            "tool/code-dispatch-start",
+            {**_IDS, "arguments": {}},
+            '"tool/code-dispatch-start" needs a name and arguments',
+        ),
+        (
+            "tool/code-dispatch",
+            {**_IDS, "name": "t", "arguments": {}, "content": []},
+            '"tool/code-dispatch" needs isError and content',
+        ),
+    ],
+    ids=[
+        "not-an-object",
+        "step-a-string",
+        "call-id-empty",
+        "name-not-a-string",
+        "arguments-not-text",
+        "result-without-step",
+        "dispatch-start-without-name",
+        "dispatch-without-is-error",
+    ],
+)
+def test_the_writer_s_refusal_says_what_is_wrong(tmp_path: Path, event_type: str, data: Any, reason: str) -> None:
+    """The InvalidEventError of an ill-formed event names the rule it breaks; nothing is written."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        log.append("tool/call", _CALL)
+        before = path.read_bytes()
+        with pytest.raises(InvalidEventError) as raised:
+            log.append(event_type, data)
+    assert str(raised.value) == reason
+    assert path.read_bytes() == before
+
+
+def test_a_log_s_repr_names_its_path_and_its_events(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        log.append("tool/call", _CALL)
+        assert repr(log) == f"<SessionLog {str(path)!r} events=1>"
+
+
+def test_an_append_to_a_closed_log_is_refused_and_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    log = SessionLog.open(path)
+    log.close()
+    with pytest.raises(ValueError) as raised:
+        log.append("tool/call", _CALL)
+    assert str(raised.value) == f"the session log {path} is closed"
     assert path.read_bytes() == b""
 
 
