@@ -96,11 +96,12 @@ def _build(schema: Any, built: dict[Any, SchemaNode], order: list[SchemaNode]) -
             for key in es_key_order(list(declared)):
                 property_schema = declared[key]
                 if len(property_schema) == 1 and "type" in property_schema:
-                    child = plain[property_schema["type"]]
+                    properties[key] = plain[property_schema["type"]]
                 else:
                     child = _leaf(property_schema, built, order) or (yield _build(property_schema, built, order))
-                properties[key] = child
-                children.append(child)
+                    properties[key] = child
+                    children.append(child)
+            children.extend(plain.values())  # each leaf once, not once per property: the depth is all it gives
             node.required = tuple(schema.get("required", ()))
             node.closed = schema.get("additionalProperties") is False
         elif node.kind == "array":

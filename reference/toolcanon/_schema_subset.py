@@ -110,6 +110,8 @@ _ALLOWED_KEYS: Final[dict[str | None, frozenset[str]]] = {
     None: _ANNOTATION_KEYS,  # neither type nor oneOf
 }
 _ONE_OF_KEYS: Final = _ANNOTATION_KEYS | {"oneOf"}
+# The copy of a property that is a scalar type alone, one per type: frozen, so every property may share it.
+_TYPE_ALONE: Final = {name: FrozenDict({"type": name}) for name in _SCALAR_TYPE_NAMES}
 
 
 def _copy_supported(node: Any, depth: int) -> FrozenDict:
@@ -189,7 +191,7 @@ def _copy_properties(declared: Any, depth: int) -> FrozenDict:
             # the commonest property, a scalar type alone, copied here (a call each would cost a third more)
             for only, type_name in item.items():
                 if type(only) is str and only == "type" and type(type_name) is str and type_name in _SCALAR_TYPE_NAMES:
-                    copied[key] = FrozenDict(item)
+                    copied[key] = _TYPE_ALONE[type_name]
                 else:
                     copied[key] = _copy_supported(item, depth)
         else:

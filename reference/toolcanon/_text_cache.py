@@ -29,19 +29,20 @@ class TextKeyedCache(Generic[_T]):
         self._size = size
         self._budget = budget
         self._held = 0
-        self._entries: dict[str, _T] = {}
+        # keyed by the text and the extra key as a tuple: a text caches its hash, so a long one is hashed once
+        self._entries: dict[tuple[str, ...], _T] = {}
 
     def put(self, text: str, compiled: _T, *extra_key: str) -> None:
         """Hold ``compiled`` as the compiled form of the data whose text (from :func:`remember_lossless_text`) is
         ``text``."""
-        self._hold(text + "\x00" + "\x00".join(extra_key), compiled)
+        self._hold((text, *extra_key), compiled)
 
     def get(self, data: Any, compile_: Callable[[Any], _T], *extra_key: str) -> _T:
         """The compiled form of ``data`` (made with ``compile_(data)`` on first sight)."""
         text = _text_of(data)
         if text is None:
             return compile_(data)
-        key = text + "\x00" + "\x00".join(extra_key)
+        key = (text, *extra_key)
         try:
             return self._entries[key]
         except KeyError:
@@ -50,16 +51,17 @@ class TextKeyedCache(Generic[_T]):
         self._hold(key, compiled)
         return compiled
 
-    def _hold(self, key: str, compiled: _T) -> None:
+    def _hold(self, key: tuple[str, ...], compiled: _T) -> None:
         entries = self._entries
         if key in entries:
             return
-        while entries and (len(entries) >= self._size or self._held + len(key) > self._budget):
+        length = len(key[0])
+        while entries and (len(entries) >= self._size or self._held + length > self._budget):
             oldest = next(iter(entries))
             del entries[oldest]
-            self._held -= len(oldest)
+            self._held -= len(oldest[0])
         entries[key] = compiled
-        self._held += len(key)
+        self._held += length
 
 
 # Frozen data cannot change, so its text can be remembered by identity (holding the object keeps its id unique),
@@ -105,7 +107,10 @@ def _remember(data: FrozenDict | FrozenList, text: str | None) -> str | None:
     return text
 
 
-_encode: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+# Only data already known to be lossless JSON, so acyclic, is encoded: the encoder's own cycle check is spared.
+_encode: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+).encode
 
 
 def _json_text(data: Any) -> str | None:
