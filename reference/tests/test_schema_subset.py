@@ -509,6 +509,17 @@ def test_assert_object_schema() -> None:
     )
 
 
+
+@pytest.mark.parametrize("schema", [[], "object", None, 1])
+def test_assert_object_schema_of_a_schema_that_is_no_object(schema: object) -> None:
+    """A schema that is no JSON object breaks both rules, each named; the check reads nothing else of it."""
+    with pytest.raises(JsonSchemaError) as raised:
+        assert_object_schema(schema)
+    assert raised.value.violations == (
+        "schema must be a schema object",
+        'schema.type must be "object" (structured output is object-rooted)',
+    )
+
 def test_scalar_array_and_null_roots_are_legal_outputs() -> None:
     """digest 1.24: tool outputs do not use the object-rooted check."""
     for schema in ({"type": "string"}, {"type": "array"}, {"type": "null"}, {}):
