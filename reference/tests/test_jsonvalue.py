@@ -629,3 +629,31 @@ def test_writing_an_object_whose_keys_need_reordering_refuses_a_key_that_is_not_
         canonical_json({"b": 0, "1": 1, 2: 3})
     assert raised.value.rejections == [Rejection((), "non-string-key")]
     assert str(raised.value) == "not lossless JSON: value: non-string-key"
+
+
+def test_thaw_gives_a_plain_list_for_an_array() -> None:
+    """An array thaws to a ``list`` (not an object keyed by its indices), its members thawed in place."""
+    plain = thaw(snapshot_json([1, {"a": [2]}, []]))
+    assert type(plain) is list
+    assert plain == [1, {"a": [2]}, []]
+    assert type(plain[1]) is dict and type(plain[1]["a"]) is list
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"), [(math.nan, "nan"), (math.inf, "inf"), (-math.inf, "-inf")]
+)  # fmt: skip
+def test_format_number_refuses_a_number_that_is_not_finite_naming_it(number: float, shown: str) -> None:
+    """``format_number`` writes finite numbers only; any other is refused with a message that names it."""
+    with pytest.raises(ValueError) as raised:
+        format_number(number)
+    assert str(raised.value) == f"{shown} is not a finite JSON number"
+
+
+def test_a_boolean_key_is_named_as_a_boolean() -> None:
+    """A ``bool`` key is named by itself (``True``), not by the integer it equals."""
+    rejections = list(iter_rejections({True: "v", "a": {False: 1}}))
+    assert [str(rejection) for rejection in rejections] == [
+        "value[True]: non-string-key",
+        "value.a[False]: non-string-key",
+    ]
+    assert [type(rejection.path[-1]) for rejection in rejections] == [bool, bool]

@@ -509,7 +509,6 @@ def test_assert_object_schema() -> None:
     )
 
 
-
 @pytest.mark.parametrize("schema", [[], "object", None, 1])
 def test_assert_object_schema_of_a_schema_that_is_no_object(schema: object) -> None:
     """A schema that is no JSON object breaks both rules, each named; the check reads nothing else of it."""
@@ -519,6 +518,7 @@ def test_assert_object_schema_of_a_schema_that_is_no_object(schema: object) -> N
         "schema must be a schema object",
         'schema.type must be "object" (structured output is object-rooted)',
     )
+
 
 def test_scalar_array_and_null_roots_are_legal_outputs() -> None:
     """digest 1.24: tool outputs do not use the object-rooted check."""
@@ -684,3 +684,41 @@ def test_registration_copy_of_a_circular_or_deep_schema() -> None:
     copy = supported_copy(deep)
     assert type(copy) is FrozenDict
     assert canonical_json(copy) == canonical_json(deep)
+
+
+def _property_chain(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"k": schema}}
+    return schema
+
+
+def _one_of_chain(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"oneOf": [schema, {"type": "null"}]}
+    return schema
+
+
+def test_the_one_walk_goes_as_deep_as_its_bound_and_no_deeper() -> None:
+    """A property and a oneOf branch are each two JSON levels toward the one walk's bound: a schema within it is
+    copied in one walk, one a level deeper is left to the two steps, which copy it all the same."""
+    assert _agrees(_property_chain(151))
+    assert not _agrees(_property_chain(152))
+    assert _agrees(_one_of_chain(150))
+    assert not _agrees(_one_of_chain(151))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"type": "string"}, {"type": "integer", "enum": [1, 2], "description": "d"}, {"type": "null", "const": None}],
+)
+def test_a_plain_scalar_schema_is_checked_at_once(schema: dict[str, Any]) -> None:
+    """A scalar schema of only a type, string annotations, enum and const has no child: the subset walk checks it
+    on the spot instead of making it a step of its own."""
+    from toolcanon._schema_subset import _child_step
+
+    out: list[str] = []
+    assert _child_step(schema, "schema", out, set()) is None
+    assert out == []
+    assert _child_step({"type": "object"}, "schema", out, set()) is not None

@@ -562,3 +562,70 @@ def test_an_object_that_is_not_lossless_beside_its_declared_properties_is_named_
     validator = compile_validator({"type": "object", "properties": {"a": {"type": "string"}}})
     assert validator.violations({"a": "x", "b": math.nan}) == ['"value" must be a lossless JSON object']
     assert validator.violations({"b": math.inf}, "result") == ['"result" must be a lossless JSON object']
+
+
+def test_the_tall_schemas_boolean_check_opens_containers_without_recursing() -> None:
+    """digest 1.31: the boolean check of a schema taller than the recursion bound opens each container itself,
+    so it answers for a valid and an invalid value alike without recursing along the schema."""
+    schema: dict[str, Any] = {"type": "string"}
+    value: Any = "leaf"
+    for _ in range(3000):
+        schema = {"type": "object", "properties": {"k": schema}}
+        value = {"k": value}
+    node = compile_validator(schema)._node
+    assert valid_iteratively(node, value) is True
+    bottom = value
+    while isinstance(bottom["k"], dict):
+        bottom = bottom["k"]
+    bottom["k"] = 1
+    assert valid_iteratively(node, value) is False
+
+
+def test_the_step_engine_without_closures_never_asks_a_containers_closures() -> None:
+    """collect_without_closures judges every container by its own steps: the object's closures are not run."""
+    validator = compile_validator({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
+    node = validator._node
+    asked: list[str] = []
+    valid, collect = node.valid, node.collect
+
+    def spy_valid(value: Any) -> bool:
+        asked.append("valid")
+        return valid(value)
+
+    def spy_collect(value: Any, path: Any, out: list[str]) -> None:
+        asked.append("collect")
+        collect(value, path, out)
+
+    node.valid, node.collect = spy_valid, spy_collect
+    try:
+        assert collect_without_closures(node, {"a": 1}, "value") == ['"value.a" must be a string']
+        assert collect_without_closures(node, {}, "value") == ['missing required property "value.a"']
+    finally:
+        node.valid, node.collect = valid, collect
+    assert asked == []
+
+
+def test_findings_note_an_object_that_is_not_lossless_beside_a_violation() -> None:
+    """Collecting into Findings: an object holding a violation and an undeclared member that is not lossless JSON
+    is noted not lossless (the flag is False), the violation itself still reported."""
+    from toolcanon._schema_closures import Findings
+
+    validator = compile_validator({"type": "object", "properties": {"a": {"type": "string"}}})
+    findings = Findings()
+    validator._node.collect({"a": 1, "b": math.nan}, "value", findings)
+    assert list(findings) == ['"value.a" must be a string']
+    assert findings.lossless is False
+
+
+def test_a_tall_schemas_findings_on_the_value_itself_name_the_root() -> None:
+    """violations_if_lossless on a schema taller than the recursion bound: the violations of a lossless value,
+    at paths under the root given, and None for a value that is not lossless JSON."""
+    schema: dict[str, Any] = {"type": "string"}
+    value: Any = 1
+    for _ in range(CLOSURE_HEIGHT + 20):
+        schema = {"type": "object", "properties": {"k": schema}}
+        value = {"k": value}
+    validator = compile_validator(schema)
+    expected = ['"result' + ".k" * (CLOSURE_HEIGHT + 20) + '" must be a string']
+    assert validator.violations_if_lossless(value, "result") == expected
+    assert validator.violations_if_lossless({"k": math.nan}, "result") is None

@@ -959,6 +959,8 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
         (b'{"type":"x","data":{}}', "seq must be 2 (the line number), not absent"),
         (b'{"seq":"2","type":"x","data":{}}', 'seq must be 2 (the line number), not "2"'),
         (b'{"seq":2.5,"type":"x","data":{}}', "seq must be 2 (the line number), not 2.5"),
+        (b"", "empty line"),
+        (b"[1]", "an event must be a JSON object"),
     ],
     ids=[
         "call-without-id",
@@ -967,9 +969,12 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
         "seq-absent",
         "seq-a-string",
         "seq-a-fraction",
+        "empty-line",
+        "not-an-object",
     ],
 )
 def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes, reason: str) -> None:
+    """A refused line's reason is exactly what is wrong with it, worded as the reader words it."""
     path = tmp_path / "s.jsonl"
     lines = _write_log(path, 1)
     path.write_bytes(lines[0] + bad + b"\n")
