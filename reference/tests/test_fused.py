@@ -380,3 +380,20 @@ def test_a_wide_schema_generates_short_code() -> None:
     assert normalizer({"p1": 1, "p4999": 2.0}) == {"p1": 1, "p4999": 2.0}
     with pytest.raises(NotNormalized):
         normalizer({"p1": "one"})
+
+
+def test_the_normalization_waits_for_its_threshold_of_items() -> None:
+    """Below its threshold the fused walk is not generated (NotNormalized); the value that reaches it is walked."""
+    normalization = FusedNormalization({"type": "string"}, threshold=2)
+    with pytest.raises(NotNormalized):
+        normalization("a")
+    assert normalization("b") == "b"
+
+
+def test_a_scalar_property_is_checked_in_place() -> None:
+    """A scalar property's check is written inside its object's function: the generated code has one function."""
+    normalizer = compile_normalizer(
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": False}
+    )
+    assert normalizer is not None
+    assert (normalizer.__doc__ or "").count("def ") == 1

@@ -747,6 +747,42 @@ def test_interrupts_propagate_from_a_body() -> None:
             call(registry, "t")
 
 
+def test_interrupts_propagate_from_a_body_behind_a_wrapper() -> None:
+    """With an around wrapper registered (the staged path), an interrupt from the body still propagates."""
+
+    async def passthrough(run: ToolExecution, nxt: Callable[[], Any]) -> Any:
+        return await nxt()
+
+    for stop in (KeyboardInterrupt, SystemExit, GeneratorExit):
+        registry = Registry()
+        registry.register(raw_tool("t", lambda a, r, stop=stop: _raise(stop("stop"))))
+        registry.on_execute(passthrough)
+        with pytest.raises(stop):
+            call(registry, "t")
+
+
+@types.coroutine
+def _generator_coroutine() -> Any:
+    yield from ()
+    return 7
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["plain", "behind-a-wrapper"])
+def test_a_generator_based_coroutine_returned_by_a_body_is_awaited(wrapped: bool) -> None:
+    """A body may return any awaitable, a generator-based coroutine too: its result is the value, on either path."""
+
+    async def passthrough(run: ToolExecution, nxt: Callable[[], Any]) -> Any:
+        return await nxt()
+
+    registry = Registry()
+    registry.register(raw_tool("t", lambda a, r: _generator_coroutine()))
+    if wrapped:
+        registry.on_execute(passthrough)
+    result = call(registry, "t")
+    assert isinstance(result, ToolSuccess), result
+    assert result.value == 7
+
+
 def test_a_cancelled_task_propagates_its_cancellation() -> None:
     """The task running execute is cancelled while the body awaits: CancelledError propagates (digest 8.5 is about
     the caller's signal, not about cancelling the task that runs the pipeline)."""

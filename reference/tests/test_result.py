@@ -116,3 +116,15 @@ def test_an_error_that_cannot_be_plain_has_no_plain_copy(error: object) -> None:
 
 def test_absent_is_falsy_and_shows_as_its_name() -> None:
     assert not ABSENT and repr(ABSENT) == "ABSENT"
+
+
+def test_the_plain_copy_of_an_error_with_a_str_subclass_message_holds_a_plain_str() -> None:
+    """plain_error copies a message held in a ``str`` subclass as the exact ``str`` it spells."""
+
+    class Text(str):
+        pass
+
+    copied = plain_error(ToolError(Text("m")))
+    assert copied is not None
+    assert copied.message == "m"
+    assert type(copied.message) is str
