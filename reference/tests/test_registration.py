@@ -332,15 +332,8 @@ def test_a_definition_without_a_timeout_member_registers_as_one_without_a_timeou
 
 def test_a_mapping_output_reads_a_snake_case_presentation_meta() -> None:
     """An output given as a mapping may name its projector ``presentation_meta``, as the Python field is named."""
+    output = {"schema": {}, "render": lambda a, v: [], "presentation_meta": lambda a, v: {"k": 1}}
     registry = Registry()
-    registry.register(
-        ToolDefinition(
-            name="t",
-            description="",
-            parameters={"type": "object"},
-            output={"schema": {}, "render": lambda a, v: [], "presentation_meta": lambda a, v: {"k": 1}},  # type: ignore[arg-type]
-            execute=lambda a, run: 1,
-        )
-    )
+    registry.register(raw_tool("t", lambda a, run: 1, output=output))
     result = call(registry, "t")
     assert result.meta == {"k": 1}
