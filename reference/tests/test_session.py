@@ -613,7 +613,11 @@ def test_a_complete_json_without_its_newline_is_still_torn(tmp_path: Path) -> No
         (b'{"seq":2,"type":"x"}', 'an event needs "data"'),
         (b'{"seq":2,"type":"x","data":{"a":NaN}}', "not valid JSON"),
         (b'{"seq":2,"type":"x","data":{"a":1e400}}', "not lossless JSON"),
-        (b'{"seq":2,"type":"tool/call","data":{"turn":1,"step":1,"name":"t","arguments":"{}"}}', "callId"),
+        (
+            b'{"seq":2,"type":"tool/result","data":{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c"},'
+            b'"content":[],"role":"user","id":"m"}}}',
+            "one tool-result block",
+        ),
     ],
 )
 def test_malformed_line_is_a_typed_error_naming_the_line(tmp_path: Path, bad: bytes, reason: str) -> None:
@@ -635,14 +639,16 @@ _UNCHECKED_ON_REPLAY = [
     b'{"seq":3,"type":"tool/code-dispatch","data":{"rootCallId":"r","parentCallId":"r","subCallId":"r:1",'
     b'"name":null,"arguments":1,"isError":"no"}}',
     b'{"seq":4,"type":"tool/result","data":{"turn":"1","step":1.5,"message":{"source":{"kind":"tool","callId":"r"},'
-    b'"content":[],"role":"user","id":"m"}}}',
+    b'"content":[{"type":"tool-result","toolCallId":"r","content":[],"isError":"no"}],"role":"user","id":"m"},'
+    b'"error":"boom"}}',
 ]
 
 
 def test_replay_reads_only_what_its_messages_and_invariants_need(tmp_path: Path) -> None:
     """As the original's load, which validates only what replaying a message needs: a tool/call's turn, step,
-    name and arguments and a code-dispatch event's name, arguments, isError and content are not checked; the
-    turn and step still pair a tool/result with its call, compared as JSON values. The writer refuses them."""
+    name and arguments, a code-dispatch event's name, arguments, isError and content and a tool/result's error
+    are not checked; the turn and step still pair a tool/result with its call, compared as JSON values. The
+    writer refuses them."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(_UNCHECKED_ON_REPLAY) + b"\n")
     replayed = replay(path)
@@ -664,6 +670,32 @@ def test_replay_reads_only_what_its_messages_and_invariants_need(tmp_path: Path)
         for partial in ({"isError": False}, {"content": []}, {"isError": 0, "content": []}):
             with pytest.raises(InvalidEventError, match="needs isError and content"):
                 log.append("tool/code-dispatch", {**ids, "name": "t", "arguments": {}, **partial})
+
+
+def test_replay_does_not_read_a_call_s_id_nor_a_dispatch_s_sub_call_id(tmp_path: Path) -> None:
+    """As the original's load: a tool/call whose callId is empty, absent or no string, and a dispatch event whose
+    subCallId is so, replay; such a call opens no call (a result naming it has no prior call, and a dispatch
+    under it falls outside its root), and such a sub-call records no root."""
+    call = b'{"seq":%d,"type":"tool/call","data":{"turn":1,"step":1,%s"name":"t","arguments":"{}"}}'
+    lines = [call % (1, b'"callId":"",'), call % (2, b""), call % (3, b'"callId":7,'), call % (4, b'"callId":["c"],')]
+    lines.append(call % (5, b'"callId":"c",'))
+    start = b'{"seq":%d,"type":"tool/code-dispatch-start","data":{"rootCallId":"c","parentCallId":"c"%s}}'
+    lines += [start % (6, b',"subCallId":""'), start % (7, b""), start % (8, b',"subCallId":{"s":1}')]
+    lines.append(start % (9, b',"subCallId":"s"'))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert [event.data.get("callId", "absent") for event in replay(path).events[:5]] == ["", "absent", 7, ["c"], "c"]
+    orphan = _result_line().replace(b'"c"', b'"7"')
+    path.write_bytes(lines[2].replace(b'"seq":3', b'"seq":1') + b"\n" + orphan + b"\n")
+    with pytest.raises(MalformedLogError, match='"tool/result" for "7" has no prior "tool/call"'):
+        replay(path)
+    path.write_bytes(lines[1].replace(b'"seq":2', b'"seq":1') + b"\n" + start % (2, b',"subCallId":"s"') + b"\n")
+    with pytest.raises(MalformedLogError, match='falls outside its root call "c"'):
+        replay(path)
+    no_parent = b'{"seq":2,"type":"tool/code-dispatch","data":{"rootCallId":"c","parentCallId":"","subCallId":"s"}}'
+    path.write_bytes(lines[4].replace(b'"seq":5', b'"seq":1') + b"\n" + no_parent + b"\n")
+    with pytest.raises(MalformedLogError, match='"tool/code-dispatch" names no parent call'):
+        replay(path)
 
 
 def test_an_event_of_an_unknown_type_is_refused_unless_marked_ignorable(tmp_path: Path) -> None:
@@ -937,20 +969,44 @@ def test_absent_and_none_differ() -> None:
     assert tool_result_data(1, 1, "c", ToolSuccess(1, [], None), "m")["meta"] is None
 
 
+def _result_line(
+    *, message: dict[str, Any] | None = None, source: dict[str, Any] | None = None, block: dict[str, Any] | None = None
+) -> bytes:
+    """Line 2 of a log: the tool/result of line 1's call ``c``, its message, source and block changed as given."""
+    data = {
+        "turn": 1,
+        "step": 1,
+        "message": {
+            "source": {"kind": "tool", "callId": "c", **(source or {})},
+            "content": [{"type": "tool-result", "toolCallId": "c", "content": [], "isError": False, **(block or {})}],
+            "role": "user",
+            "id": "m",
+            **(message or {}),
+        },
+    }
+    return json.dumps({"seq": 2, "type": "tool/result", "data": data}, separators=(",", ":")).encode()
+
+
 _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes to the iterative one
 
 
 @pytest.mark.parametrize(
     ("bad", "reason"),
     [
+        (_result_line(message={"id": ""}), '"tool/result" needs a message with a non-empty id'),
+        (_result_line(message={"role": "assistant"}), '"tool/result" message must have role "user"'),
+        (_result_line(source={"kind": "model"}), '"tool/result" message source must be {kind: "tool", callId}'),
+        (_result_line(source={"callId": ""}), '"tool/result" message source must be {kind: "tool", callId}'),
+        (_result_line(message={"content": None}), '"tool/result" message must hold one tool-result block'),
+        (_result_line(block={"type": "text"}), '"tool/result" message must hold one tool-result block'),
+        (_result_line(block={"toolCallId": "d"}), '"tool/result" tool-result block must name the source\'s callId'),
         (
-            b'{"seq":2,"type":"tool/call","data":{"turn":1,"step":1,"callId":"","name":"t","arguments":"{}"}}',
-            '"tool/call" needs a non-empty callId',
+            b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"c","parentCallId":null,"subCallId":"s"}}',
+            '"tool/code-dispatch-start" names no parent call',
         ),
         (
-            b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"r","parentCallId":"r",'
-            b'"subCallId":"","name":"t","arguments":{}}}',
-            '"tool/code-dispatch-start" needs a non-empty subCallId',
+            b'{"seq":2,"type":"tool/code-dispatch","data":{"rootCallId":[1],"parentCallId":"c","subCallId":"s"}}',
+            '"tool/code-dispatch" names no root call',
         ),
         (
             b'{"seq":2,"type":"x","data":{"a":' + b"[" * _DEEP + b"?" + b"]" * _DEEP + b"}}",
@@ -963,8 +1019,15 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
         (b"[1]", "an event must be a JSON object"),
     ],
     ids=[
-        "call-without-id",
-        "dispatch-without-sub-call-id",
+        "result-message-without-id",
+        "result-message-of-another-role",
+        "result-source-of-another-kind",
+        "result-source-with-an-empty-call-id",
+        "result-without-content",
+        "result-block-of-another-type",
+        "result-block-of-another-call",
+        "dispatch-without-parent",
+        "dispatch-with-a-root-that-is-no-id",
         "deep-line-unexpected-character",
         "seq-absent",
         "seq-a-string",

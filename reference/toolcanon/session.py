@@ -162,13 +162,34 @@ def _is_count(value: object) -> bool:
     return type(value) is int
 
 
-def _result_problem(data: dict[str, Any]) -> str | None:
-    """What the writer and the reader alike require of a ``tool/result``: a message naming its call, and an
-    ``error`` that is ``{name, code}`` when present."""
+def _result_message_problem(data: dict[str, Any]) -> str | None:
+    """What the writer and the reader alike require of a ``tool/result``'s message, as the original's load checks
+    it ("only the event-specific invariants needed to safely replay a message"): an identified user message whose
+    source names its call and whose content is that call's one tool-result block (whatever that block holds)."""
     message = data.get("message")
-    source = message.get("source") if isinstance(message, dict) else None
-    if not isinstance(source, dict) or not _is_id(source.get("callId")):
-        return '"tool/result" message must be an object whose source names a callId'
+    if not isinstance(message, dict) or not _is_id(message.get("id")):
+        return '"tool/result" needs a message with a non-empty id'
+    if message.get("role") != "user":
+        return '"tool/result" message must have role "user"'
+    source = message.get("source")
+    if not isinstance(source, dict) or source.get("kind") != "tool" or not _is_id(source.get("callId")):
+        return '"tool/result" message source must be {kind: "tool", callId}'
+    content = message.get("content")
+    block = content[0] if isinstance(content, list) and len(content) == 1 else None
+    # the block's own content is not checked: the registry logs render output that is no list as it is (R-LOG-2)
+    if not (isinstance(block, dict) and block.get("type") == "tool-result"):
+        return '"tool/result" message must hold one tool-result block'
+    if block.get("toolCallId") != source["callId"]:
+        return '"tool/result" tool-result block must name the source\'s callId'
+    return None
+
+
+def _result_problem(data: dict[str, Any]) -> str | None:
+    """What the writer requires of a ``tool/result``: the message replay requires, and an ``error`` that is
+    ``{name, code}`` when present (replay does not read it)."""
+    message_problem = _result_message_problem(data)
+    if message_problem is not None:
+        return message_problem
     error = data.get("error", ABSENT)
     if error is not ABSENT and not (
         isinstance(error, dict) and type(error.get("name")) is str and type(error.get("code")) is str
@@ -177,9 +198,19 @@ def _result_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
+_DISPATCH_IDS: Final = ("rootCallId", "parentCallId", "subCallId")
+
+
+def _named_id(data: dict[str, Any], key: str) -> str | None:
+    """The call id ``data`` holds at ``key``, or ``None`` when it holds no non-empty string there (a read line's
+    id may be any JSON value, or absent, and then names no call)."""
+    value = data.get(key)
+    return value if _is_id(value) else None
+
+
 def _dispatch_ids_problem(event_type: str, data: dict[str, Any]) -> str | None:
     """What the writer and the reader alike require of a code-dispatch event: its three call ids."""
-    for key in ("rootCallId", "parentCallId", "subCallId"):
+    for key in _DISPATCH_IDS:
         if not _is_id(data.get(key)):
             return f'"{event_type}" needs a non-empty {key}'
     return None
@@ -212,23 +243,19 @@ def _shape_problem(event_type: str, data: Any) -> str | None:
 
 
 def _replay_shape_problem(event_type: str, data: Any) -> str | None:
-    """Why a line's ``data`` cannot be replayed: only what deriving the messages and the invariants read.
+    """Why a line's ``data`` cannot be replayed: only what deriving the messages reads.
 
     The writer refuses every event :func:`_shape_problem` refuses; a reader checks less, as the original's load
     validates "only the event-specific invariants needed to safely replay a message"
-    (``packages/core/session/src/index.ts``): a ``tool/call``'s turn, step, name and arguments and a
-    code-dispatch event's name, arguments, ``isError`` and content are not read by replay, nor a
-    ``tool/result``'s turn and step but as the step that pairs it with its call (any JSON value).
+    (``packages/core/session/src/index.ts``): of a ``tool/result``, the message source that names its call. A
+    ``tool/call`` and a code-dispatch event give no message, so none of their fields is read as a shape (their
+    ids still take part in the invariants, where an id that is no non-empty string names no call), nor is a
+    ``tool/result``'s ``error`` or its turn and step but as the step that pairs it with its call (any JSON value).
     """
     if not isinstance(data, dict):
         return f'"{event_type}" data must be an object'
-    if event_type == TOOL_CALL:
-        if not _is_id(data.get("callId")):
-            return '"tool/call" needs a non-empty callId'
-    elif event_type == TOOL_RESULT:
-        return _result_problem(data)
-    elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
-        return _dispatch_ids_problem(event_type, data)
+    if event_type == TOOL_RESULT:
+        return _result_message_problem(data)
     return None
 
 
@@ -256,36 +283,40 @@ class _Invariants:
         if event_type == TOOL_RESULT:
             call_id = data["message"]["source"]["callId"]
             error = data.get("error")
-            blocks = data["message"].get("content")
-            first = blocks[0] if isinstance(blocks, list) and blocks else None
             # a crash-repair record, as the original's invariant recognises one: its code and a failed block
             synthetic = (
                 isinstance(error, dict)
                 and error.get("code") == _TOOL_NOT_STARTED
-                and isinstance(first, dict)
-                and first.get("isError") is True
+                and data["message"]["content"][0].get("isError") is True
             )
             if not synthetic and (_step_of(data), call_id) not in self._called:
                 return f'"tool/result" for "{call_id}" has no prior "tool/call" in the same step'
         elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
-            root, parent, sub = data["rootCallId"], data["parentCallId"], data["subCallId"]
+            root, parent, sub = (_named_id(data, key) for key in _DISPATCH_IDS)
             # the log has no turn events: a dispatch is "inside an open turn" while its root call is open
+            if root is None or parent is None:
+                return f'"{event_type}" names no {"root" if root is None else "parent"} call'
             if root not in self._open_calls:
-                return f'"{event_type}" of "{sub}" falls outside its root call "{root}"'
+                named = f'"{event_type}" of "{sub}"' if sub is not None else f'"{event_type}"'
+                return f'{named} falls outside its root call "{root}"'
             if parent != root and self._sub_roots.get(parent) != root:
                 return f'"{event_type}" parent "{parent}" is neither the root nor a recorded sub-call of it'
-            if self._sub_roots.get(sub, root) != root:
+            if sub is not None and self._sub_roots.get(sub, root) != root:
                 return f'"{event_type}" sub-call "{sub}" cannot change its root'
         return None
 
     def record(self, event_type: str, data: Any) -> None:
         if event_type == TOOL_CALL:
-            self._called.add((_step_of(data), data["callId"]))
-            self._open_calls.add(data["callId"])
+            call_id = _named_id(data, "callId")
+            if call_id is not None:
+                self._called.add((_step_of(data), call_id))
+                self._open_calls.add(call_id)
         elif event_type == TOOL_RESULT:
             self._open_calls.discard(data["message"]["source"]["callId"])
         elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
-            self._sub_roots[data["subCallId"]] = data["rootCallId"]
+            root, sub = _named_id(data, "rootCallId"), _named_id(data, "subCallId")
+            if root is not None and sub is not None:
+                self._sub_roots[sub] = root
 
 
 # --- reading -----------------------------------------------------------------------------------------
