@@ -145,6 +145,7 @@ CATALOGUE = {
         "dispose-tool-then",
         "abort-caller",
         "mutate-then",
+        "report-signal",
     },
     "result-observer": {"raise", "mutate", "later"},
     "step": {

@@ -116,6 +116,7 @@ RULE_FEATURES: Final[dict[str, tuple[str, ...]]] = {
     ),
     "R-WRAP-6": ("behaviour:execute:short-circuit-success",),
     "R-WRAP-7": ("behaviour:execute:replace-signal-aborted",),
+    "R-WRAP-8": ("behaviour:post-execute:report-signal",),
     "R-POST-1": ("behaviour:post-execute:block",),
     "R-POST-2": ("behaviour:post-execute:block",),
     "R-POST-3": ("behaviour:post-execute:accept-both",),

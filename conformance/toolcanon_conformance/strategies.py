@@ -1019,7 +1019,7 @@ def _post_execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
     )
     wrapping = [(1, _wrapping("dispose-tool-then", actions)), (1, _wrapping("mutate-then", actions))]
     if cancellation:
-        wrapping.append((1, _wrapping("abort-caller", actions)))
+        wrapping += [(1, _wrapping("abort-caller", actions)), (1, _wrapping("report-signal", actions))]
     return _built(*actions, *wrapping)
 
 

@@ -1623,6 +1623,9 @@ class ScenarioRun {
       case 'mutate-then':
         this.report(exec, 'post-execute', { arguments: exec.arguments, ...resultParts(result) })
         return this.postExecuteDecision(action.then, exec, result)
+      case 'report-signal':
+        this.seenOf(exec).push({ at: 'post-execute', signal: signalReport(exec.signal) })
+        return this.postExecuteDecision(action.then, exec, result)
       default: throw behaviourError(action)
     }
   }

@@ -923,6 +923,9 @@ class _ScenarioRun:
         if kind == "mutate-then":
             self._report(run, "post-execute", arguments=run.arguments, **_result_parts(result))
             return self._post_execute_decision(action["then"], run, result)
+        if kind == "report-signal":
+            self.seen.setdefault(run.token, []).append({"at": "post-execute", "signal": _signal_report(run.signal)})
+            return self._post_execute_decision(action["then"], run, result)
         raise _error(action)
 
     def _observer_hook(self, applies: Callable[[ToolExecution], bool], action: Mapping[str, Any]) -> Any:
