@@ -670,6 +670,21 @@ def test_replay_reads_only_what_its_messages_and_invariants_need(tmp_path: Path)
         for partial in ({"isError": False}, {"content": []}, {"isError": 0, "content": []}):
             with pytest.raises(InvalidEventError, match="needs isError and content"):
                 log.append("tool/code-dispatch", {**ids, "name": "t", "arguments": {}, **partial})
+        result = json.loads(_result_line().replace(b'"c"', b'"r"'))["data"]
+        for error in (
+            "boom",
+            None,
+            0,
+            [],
+            {},
+            {"name": "E"},
+            {"code": "X"},
+            {"name": 1, "code": "X"},
+            {"name": "E", "code": 2},
+        ):
+            with pytest.raises(InvalidEventError, match=r"error must be \{name, code\}"):
+                log.append("tool/result", {**result, "error": error})
+        log.append("tool/result", {**result, "error": {"name": "E", "code": "X"}})
 
 
 def test_replay_does_not_read_a_call_s_id_nor_a_dispatch_s_sub_call_id(tmp_path: Path) -> None:
