@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import echo_tool, raw_tool
+from conftest import echo_tool, plain, raw_tool
 from toolcanon import (
     AbortController,
     Call,
@@ -403,3 +403,34 @@ def test_the_plain_path_declines_once_a_hook_is_registered(force: str, monkeypat
     result = asyncio.run(registry.execute(Call("c1", "echo", {"text": "hi"})))
     assert entered == ["dispatch"]
     assert not result.is_error
+
+
+@pytest.mark.parametrize("later", ["post-execute", "deferred context"])
+def test_the_plain_path_hands_on_its_success_as_this_call_s_own(later: str) -> None:
+    """A success the plain path built and hands to a later stage is this call's own (R-WRAP-5 re-normalizes
+    only one that is not): it is rendered and projected once, and reaches the caller as it was built."""
+    registry = Registry()
+    projections: list[str] = []
+
+    def render(args: Any, value: Any) -> list[dict[str, str]]:
+        projections.append("render")
+        return [{"type": "text", "text": value}]
+
+    def meta(args: Any, value: Any) -> Any:
+        projections.append("meta")
+        return {"v": value}
+
+    def body(args: Any, run: ToolExecution) -> Any:
+        if later == "deferred context":
+            run.defer_context("first")
+        return "v"
+
+    registry.register(
+        raw_tool("t", body, output=Output(schema={"type": "string"}, render=render, presentation_meta=meta))
+    )
+    if later == "post-execute":
+        registry.on_post_execute(lambda run, result, nxt: nxt())
+    result = asyncio.run(registry.execute(Call("c1", "t", {})))
+    assert isinstance(result, ToolSuccess)
+    assert (result.value, plain(result.content), result.meta) == ("v", [{"type": "text", "text": "v"}], {"v": "v"})
+    assert projections == ["render", "meta"]
