@@ -829,3 +829,24 @@ def test_a_success_stays_a_success_with_hostile_neighbours() -> None:
     registry.register(raw_tool("t", lambda a, r: {"kept": len(keep)}))
     result = call(registry, "t")
     assert type(result) is ToolSuccess and plain(result.value) == {"kept": 2}
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["plain", "behind-a-wrapper"])
+def test_interrupts_propagate_from_a_render(wrapped: bool) -> None:
+    """KeyboardInterrupt, SystemExit and GeneratorExit from output.render propagate on either path: never an
+    output failure."""
+
+    async def passthrough(run: ToolExecution, nxt: Callable[[], Any]) -> Any:
+        return await nxt()
+
+    for stop in (KeyboardInterrupt, SystemExit, GeneratorExit):
+
+        def render(args: Any, value: Any, stop: type[BaseException] = stop) -> Any:
+            raise stop("stop")
+
+        registry = Registry()
+        registry.register(raw_tool("t", lambda a, r: 1, output=Output(schema={}, render=render)))
+        if wrapped:
+            registry.on_execute(passthrough)
+        with pytest.raises(stop):
+            call(registry, "t")

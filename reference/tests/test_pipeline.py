@@ -773,3 +773,20 @@ def test_allow_decision_dispatches() -> None:
     registry.register(echo_tool())
     registry.on_pre_execute(lambda run, nxt: Allow())
     assert not call(registry, "echo").is_error
+
+
+def test_block_contexts_in_an_empty_tuple_are_none_and_in_a_full_one_fail_materialization() -> None:
+    """digest 6.8 step 1: an empty tuple of contexts is dropped as an empty list is; a full one is kept, and the
+    final materialization refuses it (a tuple is no JSON array)."""
+    blocked = [{"type": "text", "text": "b"}]
+    contexts: tuple[Any, ...]
+    for contexts, message in [
+        ((), "b"),
+        (({"id": "one"},), "tool result must be losslessly JSON-serializable"),
+    ]:
+        registry = Registry()
+        registry.register(echo_tool())
+        registry.on_post_execute(_post(Block(blocked, additional_contexts=contexts)))
+        result = call(registry, "echo", {"text": "x"})
+        assert isinstance(result, ToolFailure) and result.error == ToolError(message)
+        assert result.additional_contexts is ABSENT

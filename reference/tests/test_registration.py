@@ -337,3 +337,25 @@ def test_a_mapping_output_reads_a_snake_case_presentation_meta() -> None:
     registry.register(raw_tool("t", lambda a, run: 1, output=output))
     result = call(registry, "t")
     assert result.meta == {"k": 1}
+
+
+def test_an_interrupt_from_the_concurrency_check_propagates() -> None:
+    """digest 1.13: an ordinary error from is_concurrency_safe makes the call exclusive, but KeyboardInterrupt,
+    SystemExit and GeneratorExit from it propagate out of execution_mode."""
+    for thrown, stops in [
+        (ValueError("check"), False),
+        (KeyboardInterrupt("stop"), True),
+        (SystemExit("stop"), True),
+        (GeneratorExit("stop"), True),
+    ]:
+
+        def check(args: Any, thrown: BaseException = thrown) -> bool:
+            raise thrown
+
+        registry = Registry()
+        registry.register(raw_tool("t", lambda a, r: 1, is_concurrency_safe=check))
+        if stops:
+            with pytest.raises(type(thrown)):
+                registry.execution_mode("t", {})
+        else:
+            assert registry.execution_mode("t", {}) == "exclusive"
