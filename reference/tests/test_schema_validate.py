@@ -629,3 +629,77 @@ def test_a_tall_schemas_findings_on_the_value_itself_name_the_root() -> None:
     expected = ['"result' + ".k" * (CLOSURE_HEIGHT + 20) + '" must be a string']
     assert validator.violations_if_lossless(value, "result") == expected
     assert validator.violations_if_lossless({"k": math.nan}, "result") is None
+
+
+def test_findings_note_a_scalar_violation_that_is_not_lossless() -> None:
+    """Collecting into Findings: a member of the wrong type that is not lossless JSON (NaN where a string belongs)
+    is reported, and the flag is exactly False."""
+    from toolcanon._schema_closures import Findings
+
+    validator = compile_validator({"type": "object", "properties": {"a": {"type": "string"}}})
+    findings = Findings()
+    validator._node.collect({"a": math.nan}, "value", findings)
+    assert list(findings) == ['"value.a" must be a string']
+    assert findings.lossless is False
+
+
+class ComparedKey:
+    """A key whose hash collides with the string "a" and that records every comparison made with it."""
+
+    def __init__(self, compared: list[object]) -> None:
+        self.compared = compared
+
+    def __hash__(self) -> int:
+        return hash("a")
+
+    def __eq__(self, other: object) -> bool:
+        self.compared.append(other)
+        return False
+
+
+def test_findings_refuse_an_object_with_a_key_that_is_no_string_before_any_lookup() -> None:
+    """Collecting into Findings: an object holding a key that is not a string is not lossless JSON, found before any
+    lookup, so none of the key's own code runs and no violation is added for it."""
+    from toolcanon._schema_closures import Findings
+
+    validator = compile_validator({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
+    compared: list[object] = []
+    findings = Findings()
+    validator._node.collect({ComparedKey(compared): 1}, "value", findings)
+    assert compared == []
+    assert list(findings) == []
+    assert findings.lossless is False
+
+
+def test_a_closure_names_a_raising_read_at_the_object_that_met_it() -> None:
+    """digest 1.31 in the closures themselves: an object whose read raises (a key's comparison) is named a lossless
+    JSON value violation at its own path, at the root and below a property."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    out: list[str] = []
+    compile_validator(schema)._node.collect({RaisingKey(): 1}, "value", out)
+    assert out == ['"value" must be a lossless JSON value']
+    nested: list[str] = []
+    compile_validator({"type": "object", "properties": {"b": schema}})._node.collect(
+        {"b": {RaisingKey(): 1}}, "value", nested
+    )
+    assert nested == ['"value.b" must be a lossless JSON value']
+
+
+def test_a_tall_schemas_valid_value_is_answered_by_the_boolean_check_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """digest 1.31: a schema taller than the recursion bound answers a valid value with its boolean check (a fraction
+    of the reporting walk's memory): is_valid and violations never run the reporting walk for it."""
+    import toolcanon._schema_validate as schema_validate
+
+    schema: dict[str, Any] = {"type": "string"}
+    value: Any = "leaf"
+    for _ in range(CLOSURE_HEIGHT + 20):
+        schema = {"type": "object", "properties": {"k": schema}}
+        value = {"k": value}
+    validator = compile_validator(schema)
+
+    def walk(*args: Any) -> list[str]:
+        raise AssertionError("the reporting walk ran for a valid value")
+
+    monkeypatch.setattr(schema_validate, "collect_iteratively", walk)
+    assert validator.is_valid(value) is True
+    assert validator.violations(value) == []
