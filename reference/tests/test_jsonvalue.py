@@ -657,3 +657,44 @@ def test_a_boolean_key_is_named_as_a_boolean() -> None:
         "value.a[False]: non-string-key",
     ]
     assert [type(rejection.path[-1]) for rejection in rejections] == [bool, bool]
+
+
+def test_a_container_met_again_beside_itself_is_no_cycle_to_the_thorough_walk() -> None:
+    """A list and an object each shared by two siblings, beside a rejection, are walked again and named nowhere: only
+    a container met again inside itself is a cycle."""
+    shared_list: list[Any] = [1]
+    shared_object: dict[str, Any] = {"a": 1}
+    value = {"x": shared_list, "y": shared_list, "o": [shared_object, shared_object], "bad": math.nan}
+    assert list(iter_rejections(value)) == [Rejection(("bad",), "nan")]
+    with pytest.raises(NotLosslessJson) as raised:
+        snapshot_json(value)
+    assert raised.value.rejections == [Rejection(("bad",), "nan")]
+
+
+class _Truthless:
+    def __bool__(self) -> bool:
+        raise AssertionError("__bool__ ran")
+
+
+def test_the_writer_refuses_a_value_of_another_type_without_asking_its_truth() -> None:
+    """A value that is neither a JSON scalar nor a container is refused as an unsupported type at the root; its own
+    ``__bool__`` (foreign code) never runs."""
+    with pytest.raises(NotLosslessJson) as raised:
+        canonical_json(_Truthless())
+    assert raised.value.rejections == [Rejection((), "unsupported-type:_Truthless")]
+
+
+def test_a_class_whose_qualified_name_is_a_str_subclass_is_unnamed() -> None:
+    """A class's name is taken only as an exact ``str``: one whose ``__qualname__`` was set to a ``str`` subclass
+    (foreign code) is named ``<unnamed type>``, by ``type_name`` and in the rejection of its instances."""
+    from toolcanon.jsonvalue import type_name
+
+    class Name(str):
+        __slots__ = ()
+
+    class Odd:
+        pass
+
+    Odd.__qualname__ = Name("Odd")
+    assert type(type_name(Odd)) is str and type_name(Odd) == "<unnamed type>"
+    assert list(iter_rejections([Odd()])) == [Rejection((0,), "unsupported-type:<unnamed type>")]

@@ -1170,3 +1170,41 @@ def test_an_event_type_that_is_not_a_non_empty_string_is_refused(tmp_path: Path,
     with SessionLog.open(tmp_path / "s.jsonl") as log, pytest.raises(InvalidEventError) as raised:
         log.append(event_type, {})
     assert str(raised.value) == "an event type must be a non-empty string"
+
+
+_DEEP_PREFIX = b'{"seq":2,"type":"x","data":{"a":' + b"[" * _DEEP
+
+
+@pytest.mark.parametrize(
+    ("inner", "reason"),
+    [
+        (b"{1:2}", f"not valid JSON (expected a property name at {len(_DEEP_PREFIX) + 1})"),
+        (b'{"b":1,}', f"not valid JSON (expected a property name at {len(_DEEP_PREFIX) + 7})"),
+        (b'{"b" 1}', f"not valid JSON (expected ':' at {len(_DEEP_PREFIX) + 5})"),
+    ],
+    ids=["no-name-after-the-brace", "no-name-after-a-comma", "no-colon-after-the-name"],
+)
+def test_a_deep_line_s_object_without_a_property_name_is_refused_and_says_where(
+    tmp_path: Path, inner: bytes, reason: str
+) -> None:
+    """The iterative parser names the offset where a property name or its colon is missing, as the line's reason."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 1)
+    path.write_bytes(lines[0] + _DEEP_PREFIX + inner + b"]" * _DEEP + b"}}\n")
+    with pytest.raises(MalformedLogError) as raised:
+        replay(path)
+    assert raised.value.line == 2
+    assert raised.value.reason == reason
+
+
+def test_replayed_events_are_numbered_by_their_lines(tmp_path: Path) -> None:
+    """Each replayed event's seq is its line number, as the writer numbered it, and reopening numbers on from it."""
+    path = tmp_path / "s.jsonl"
+    _write_log(path, 3)
+    replayed = replay(path)
+    assert [event.seq for event in replayed.events] == [1, 2, 3]
+    assert [event.data["n"] for event in replayed.events] == [0, 1, 2]
+    with SessionLog.open(path) as log:
+        appended = log.append("session/title", {"n": 3, "text": ""})
+    assert appended.seq == 4
+    assert [event.seq for event in replay(path).events] == [1, 2, 3, 4]
