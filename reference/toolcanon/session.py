@@ -247,7 +247,7 @@ def _replay_shape_problem(event_type: str, data: Any) -> str | None:
 
     The writer refuses every event :func:`_shape_problem` refuses; a reader checks less, as the original's load
     validates "only the event-specific invariants needed to safely replay a message"
-    (``packages/core/session/src/index.ts``): of a ``tool/result``, the message source that names its call. A
+    (``packages/core/session/src/index.ts``): of a ``tool/result``, its message (:func:`_result_message_problem`). A
     ``tool/call`` and a code-dispatch event give no message, so none of their fields is read as a shape (their
     ids still take part in the invariants, where an id that is no non-empty string names no call), nor is a
     ``tool/result``'s ``error`` or its turn and step but as the step that pairs it with its call (any JSON value).
@@ -314,9 +314,10 @@ class _Invariants:
         elif event_type == TOOL_RESULT:
             self._open_calls.discard(data["message"]["source"]["callId"])
         elif event_type in (CODE_DISPATCH_START, CODE_DISPATCH):
-            root, sub = _named_id(data, "rootCallId"), _named_id(data, "subCallId")
-            if root is not None and sub is not None:
-                self._sub_roots[sub] = root
+            # problem() has refused a dispatch whose root is no id; a sub-call that is none records nothing
+            sub = _named_id(data, "subCallId")
+            if sub is not None:
+                self._sub_roots[sub] = data["rootCallId"]
 
 
 # --- reading -----------------------------------------------------------------------------------------
