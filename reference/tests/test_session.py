@@ -1032,6 +1032,12 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
         (b'{"seq":2.5,"type":"x","data":{}}', "seq must be 2 (the line number), not 2.5"),
         (b"", "empty line"),
         (b"[1]", "an event must be a JSON object"),
+        (b'{"seq":2,"type":"x","data":{"a":1e400}}', "not lossless JSON"),
+        (b'{"seq":2,"type":"","data":{}}', '"type" must be a non-empty string'),
+        (
+            b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"c","parentCallId":"c"}}',
+            '"tool/code-dispatch-start" falls outside its root call "c"',
+        ),
     ],
     ids=[
         "result-message-without-id",
@@ -1049,6 +1055,9 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
         "seq-a-fraction",
         "empty-line",
         "not-an-object",
+        "not-lossless-json",
+        "type-empty",
+        "dispatch-without-sub-call-outside-its-root",
     ],
 )
 def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes, reason: str) -> None:
