@@ -397,3 +397,14 @@ def test_a_scalar_property_is_checked_in_place() -> None:
     )
     assert normalizer is not None
     assert (normalizer.__doc__ or "").count("def ") == 1
+
+
+def test_the_generated_functions_are_numbered_from_one() -> None:
+    """The generated functions are named n1, n2, … in the order generated: the entry is n1, the next container n2."""
+    normalizer = compile_normalizer({"type": "array", "items": {"type": "object"}})
+    assert normalizer is not None
+    assert normalizer.__name__ == "n1"
+    assert [line for line in (normalizer.__doc__ or "").splitlines() if line.startswith("def ")] == [
+        "def n2(v):",
+        "def n1(v):",
+    ]

@@ -698,3 +698,24 @@ def test_a_class_whose_qualified_name_is_a_str_subclass_is_unnamed() -> None:
     Odd.__qualname__ = Name("Odd")
     assert type(type_name(Odd)) is str and type_name(Odd) == "<unnamed type>"
     assert list(iter_rejections([Odd()])) == [Rejection((0,), "unsupported-type:<unnamed type>")]
+
+
+def test_the_writer_refuses_a_key_that_is_not_a_string_in_an_object_it_writes_in_its_own_order() -> None:
+    """An object with no array-index key is written in the order it has, each key checked as it is written: one that
+    is not exactly a ``str`` is refused as a non-string key, at the root or deep down."""
+    for value in ({1: "a"}, {"a": [{"b": 0, 2.5: "c"}]}, {_StrSubclass("k"): 1}):
+        with pytest.raises(NotLosslessJson) as raised:
+            canonical_json(value)
+        assert raised.value.rejections == [Rejection((), "non-string-key")]
+
+
+def test_the_thorough_walk_builds_the_copy_the_fast_walks_build() -> None:
+    """The walk every fast walk gives up to copies a lossless value as they do: an array stays an array, an object
+    is laid out in ECMAScript key order, and a scalar root is itself."""
+    from toolcanon.jsonvalue import _thorough_walk
+
+    value = {"b": [1, {"y": 2, "3": [None]}], "a": 1.5}
+    copy, rejections = _thorough_walk(value, True)
+    assert rejections == [] and copy == snapshot_json(value)
+    assert type(copy) is FrozenDict and type(copy["b"]) is FrozenList and list(copy["b"][1]) == ["3", "y"]
+    assert _thorough_walk(7, True) == (7, [])

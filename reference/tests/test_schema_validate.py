@@ -507,6 +507,31 @@ def test_a_caller_deep_in_the_stack_still_gets_an_answer() -> None:
         sys.setrecursionlimit(limit)
 
 
+def test_a_deep_callers_fallback_keeps_the_violations_found_before_a_closure_failed() -> None:
+    """digest 1.31: when a caller deep in the stack makes the closures of one item fail, the iterative engine
+    discards only what that item's closures wrote: a violation found before it in an earlier item stays, first."""
+    chain: dict[str, Any] = {"type": "integer"}
+    deep: Any = "x"
+    for _ in range(CLOSURE_HEIGHT - 2):
+        chain = {"type": "array", "items": chain}
+        deep = [deep]
+    validator = compile_validator({"type": "array", "items": chain})
+    expected = ['"value[0]" must be an array', '"value[1]' + "[0]" * (CLOSURE_HEIGHT - 2) + '" must be an integer']
+    assert validator.violations([1, deep]) == expected
+    limit = sys.getrecursionlimit()
+
+    def nest(depth: int) -> list[str]:
+        if depth:
+            return nest(depth - 1)
+        return validator.violations([1, deep])
+
+    sys.setrecursionlimit(400)
+    try:
+        assert nest(300) == expected
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 # --- digest 1.32: the two roots in use -------------------------------------------------------------------
 
 
