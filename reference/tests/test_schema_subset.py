@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections import OrderedDict
-from types import MappingProxyType
+from types import FrameType, MappingProxyType
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcanon._schema_kinds import ANNOTATIONS, CONSTRAINT_KEYWORDS
-from toolcanon._schema_subset import _copy_supported, _walk_violations
+from toolcanon._schema_kinds import ABSENT, ANNOTATIONS, CONSTRAINT_KEYWORDS, is_lossless
+from toolcanon._schema_subset import _check_node, _copy_supported, _walk_violations
+from toolcanon._schema_walk import run_walk
 from toolcanon.errors import JsonSchemaError
 from toolcanon.frozen import FrozenDict, FrozenList
 from toolcanon.jsonvalue import MAX_SAFE_INTEGER, NotLosslessJson, _Bail, canonical_json, snapshot_json
@@ -79,6 +81,31 @@ def test_sibling_reuse_is_fine() -> None:
     shared = {"type": "string"}
     schema = {"type": "object", "properties": {"a": shared, "b": shared}, "required": ["a", "b"]}
     assert schema_violations({"oneOf": [schema, {"type": "array", "items": shared}]}) == []
+
+
+class BoundedAncestors(set[int]):
+    """Ancestor ids that fail the walk at the add past ``limit``: a walk going round a cycle ends, not hangs."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.left = limit
+
+    def add(self, element: int) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise AssertionError("the walk went round the cycle instead of finding it")
+        super().add(element)
+
+
+def test_a_cycle_is_found_the_first_time_the_walk_comes_back() -> None:
+    """digest 1.20: each node on the path is an ancestor, taken off again once walked."""
+    node: dict[str, Any] = {"type": "array"}
+    node["items"] = {"type": "object", "properties": {"self": node}}
+    out: list[str] = []
+    ancestors = BoundedAncestors(2)
+    run_walk(_check_node(node, "schema", out, ancestors))
+    assert out == ["schema.items.properties.self is circular"]
+    assert ancestors == set()
 
 
 def test_root_path_is_configurable() -> None:
@@ -156,6 +183,30 @@ def test_annotation_that_is_not_lossless(value: Any) -> None:
         "schema.default annotation must be lossless JSON data"
     ]
     assert schema_violations({"examples": [value]}) == ["schema.examples annotation must be lossless JSON data"]
+
+
+def test_a_value_that_changes_while_it_is_read_is_not_lossless() -> None:
+    """A dict that grows while the lossless check reads it (a profile hook here; another thread could) makes the
+    read raise: the answer is that the value is not lossless JSON, not the error."""
+    inner: dict[str, Any] = {}
+    outer: dict[str, Any] = {"a": inner}
+
+    def grow(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call" and "b" not in outer and frame.f_locals.get("value") is inner:
+            outer["b"] = 1
+
+    sys.setprofile(grow)
+    try:
+        answer = is_lossless(outer)
+    finally:
+        sys.setprofile(None)
+    assert "b" in outer
+    assert answer is False
+
+
+def test_the_absent_marker_reads_absent() -> None:
+    """The marker of a const that is not declared names itself."""
+    assert repr(ABSENT) == "ABSENT"
 
 
 def test_description_and_title_must_be_strings() -> None:
