@@ -9,6 +9,20 @@ from typing import Any
 from toolcanon import Call, Output, Registry, ToolDefinition, ToolResult, define_tool
 
 
+class BoundedAncestors(set[int]):
+    """Ancestor ids that fail a schema walk at the add past ``limit``: a walk going round a cycle ends, not hangs."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.left = limit
+
+    def add(self, element: int) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise AssertionError("the walk went round the cycle instead of finding it")
+        super().add(element)
+
+
 def text_render(prefix: str = "render:") -> Callable[[Any, Any], list[dict[str, str]]]:
     """A renderer writing ``prefix`` + the value (strings raw, anything else as canonical JSON)."""
     from toolcanon.jsonvalue import canonical_json

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from conftest import BoundedAncestors
 from toolcanon._schema_dsl import _value_node
 from toolcanon._schema_walk import run_walk
 from toolcanon.errors import JsonSchemaError
@@ -240,20 +241,6 @@ def test_circular_node_and_map() -> None:
     properties: dict[str, Any] = {}
     properties["self"] = {"type": "object", "additionalProperties": True, "properties": properties}
     assert dsl_violations(properties, parameters=True) == ["parameters.self.properties is circular"]
-
-
-class BoundedAncestors(set[int]):
-    """Ancestor ids that fail the walk at the add past ``limit``: a walk going round a cycle ends, not hangs."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.left = limit
-
-    def add(self, element: int) -> None:
-        self.left -= 1
-        if self.left < 0:
-            raise AssertionError("the walk went round the cycle instead of finding it")
-        super().add(element)
 
 
 def test_a_cycle_is_found_the_first_time_the_walk_comes_back() -> None:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import BoundedAncestors
 from toolcanon._schema_kinds import ABSENT, ANNOTATIONS, CONSTRAINT_KEYWORDS, is_lossless
 from toolcanon._schema_subset import _check_node, _copy_supported, _walk_violations
 from toolcanon._schema_walk import run_walk
@@ -81,20 +82,6 @@ def test_sibling_reuse_is_fine() -> None:
     shared = {"type": "string"}
     schema = {"type": "object", "properties": {"a": shared, "b": shared}, "required": ["a", "b"]}
     assert schema_violations({"oneOf": [schema, {"type": "array", "items": shared}]}) == []
-
-
-class BoundedAncestors(set[int]):
-    """Ancestor ids that fail the walk at the add past ``limit``: a walk going round a cycle ends, not hangs."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.left = limit
-
-    def add(self, element: int) -> None:
-        self.left -= 1
-        if self.left < 0:
-            raise AssertionError("the walk went round the cycle instead of finding it")
-        super().add(element)
 
 
 def test_a_cycle_is_found_the_first_time_the_walk_comes_back() -> None:
