@@ -183,6 +183,9 @@ const BODIES = {
   },
 }
 
+/** The `phases` key of each stage a scenario can leave `bare`. */
+const BARE_KEYS = { 'pre-execute': 'pre', 'guard': 'guard', 'execute': 'execute', 'post-execute': 'post' }
+
 /** One scenario, run against a fresh registry in the order of docs/protocol.md, "Scenario format". */
 class ScenarioRun {
   registry = new Registry()
@@ -270,18 +273,27 @@ class ScenarioRun {
     }
   }
 
-  /** One pass-through hook per stage, installed first (outermost), counting how often each call enters it. */
+  /** One pass-through hook per stage the scenario leaves not `bare`, installed first (outermost), counting how
+   * often each call enters it. */
   instrument() {
     const registry = this.registry
-    registry.preExecute.push((run, next) => { this.count(run).pre += 1; return next() })
-    registry.guards.push((run) => { this.count(run).guard += 1; return undefined })
-    registry.around.push((run, next) => { this.count(run).execute += 1; return next() })
-    registry.postExecute.push((run, result, next) => { this.count(run).post += 1; return next() })
+    const bare = new Set(this.scenario.bare ?? [])
+    if (!bare.has('pre-execute')) registry.preExecute.push((run, next) => { this.count(run).pre += 1; return next() })
+    if (!bare.has('guard')) registry.guards.push((run) => { this.count(run).guard += 1; return undefined })
+    if (!bare.has('execute')) registry.around.push((run, next) => { this.count(run).execute += 1; return next() })
+    if (!bare.has('post-execute')) {
+      registry.postExecute.push((run, result, next) => { this.count(run).post += 1; return next() })
+    }
     registry.observers.push((run, result) => { this.count(run).observed += 1; this.runOf.set(result, run) })
   }
 
+  /** A call's counts: one per stage, but none for a bare stage, whose key `phases` leaves out. */
   count(run) {
-    if (!this.phases.has(run)) this.phases.set(run, { pre: 0, guard: 0, execute: 0, body: 0, post: 0, observed: 0 })
+    if (!this.phases.has(run)) {
+      const counts = { pre: 0, guard: 0, execute: 0, body: 0, post: 0, observed: 0 }
+      for (const stage of this.scenario.bare ?? []) delete counts[BARE_KEYS[stage]]
+      this.phases.set(run, counts)
+    }
     return this.phases.get(run)
   }
 
