@@ -344,7 +344,9 @@ def test_session_append_rejects_non_json_data(tmp_path: Path) -> None:
         with pytest.raises(SessionDataError) as raised:
             log.append("session/title", {"x": float("nan")})
         assert str(raised.value) == 'session event "session/title" carries non-JSON-serializable data'
+        assert raised.value.event_type == "session/title"
         event = log.append("session/title", {"x": [1, {"y": 2}]})
+    assert (event.seq, event.type) == (1, "session/title")
     assert path.read_text("utf-8") == '{"seq":1,"type":"session/title","data":{"x":[1,{"y":2}]}}\n'
     with pytest.raises(TypeError):
         event.data["x"].append(3)  # appended data is snapshot and deep-frozen
@@ -815,8 +817,10 @@ def test_reopening_refuses_a_malformed_log(tmp_path: Path) -> None:
     """Nothing is appended to a corrupt log."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"garbage\n")
-    with pytest.raises(MalformedLogError):
+    with pytest.raises(MalformedLogError) as raised:
         SessionLog.open(path)
+    assert raised.value.path == str(path)
+    assert str(raised.value).startswith(f"{path}: line 1 (byte offset 0): ")
     assert path.read_bytes() == b"garbage\n"
 
 
@@ -1038,6 +1042,10 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
             b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"c","parentCallId":"c"}}',
             '"tool/code-dispatch-start" falls outside its root call "c"',
         ),
+        (
+            b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"c","parentCallId":"c","subCallId":"s"}}',
+            '"tool/code-dispatch-start" of "s" falls outside its root call "c"',
+        ),
     ],
     ids=[
         "result-message-without-id",
@@ -1058,6 +1066,7 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
         "not-lossless-json",
         "type-empty",
         "dispatch-without-sub-call-outside-its-root",
+        "dispatch-outside-its-root-names-its-sub-call",
     ],
 )
 def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes, reason: str) -> None:
@@ -1068,6 +1077,7 @@ def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes
     with pytest.raises(MalformedLogError) as raised:
         replay(path)
     assert raised.value.reason == reason
+    assert raised.value.path == str(path)
 
 
 def test_a_deep_line_with_a_raw_control_character_in_a_string_is_refused(tmp_path: Path) -> None:
@@ -1133,6 +1143,11 @@ _IDS = {"rootCallId": "c", "parentCallId": "c", "subCallId": "c:1"}
             {**_IDS, "name": "t", "arguments": {}, "content": []},
             '"tool/code-dispatch" needs isError and content',
         ),
+        (
+            "tool/code-dispatch-start",
+            {**_IDS, "subCallId": "", "name": "t", "arguments": {}},
+            '"tool/code-dispatch-start" needs a non-empty subCallId',
+        ),
     ],
     ids=[
         "not-an-object",
@@ -1143,6 +1158,7 @@ _IDS = {"rootCallId": "c", "parentCallId": "c", "subCallId": "c:1"}
         "result-without-step",
         "dispatch-start-without-name",
         "dispatch-without-is-error",
+        "dispatch-with-an-empty-sub-call-id",
     ],
 )
 def test_the_writer_s_refusal_says_what_is_wrong(tmp_path: Path, event_type: str, data: Any, reason: str) -> None:
