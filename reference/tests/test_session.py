@@ -1173,6 +1173,91 @@ def test_the_writer_s_refusal_says_what_is_wrong(tmp_path: Path, event_type: str
     assert path.read_bytes() == before
 
 
+_RESULT = {
+    "turn": 1,
+    "step": 1,
+    "message": {
+        "source": {"kind": "tool", "callId": "c"},
+        "content": [{"type": "tool-result", "toolCallId": "c", "content": [], "isError": False}],
+        "role": "user",
+        "id": "m",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ({**_RESULT, "message": {**_RESULT["message"], "id": ""}}, '"tool/result" needs a message with a non-empty id'),
+        (
+            {**_RESULT, "message": {**_RESULT["message"], "role": "assistant"}},
+            '"tool/result" message must have role "user"',
+        ),
+        ({**_RESULT, "error": "boom"}, '"tool/result" error must be {name, code}'),
+    ],
+    ids=["message-without-id", "message-of-another-role", "error-not-an-object"],
+)
+def test_the_writer_s_refusal_of_a_result_says_what_is_wrong(tmp_path: Path, data: Any, reason: str) -> None:
+    """The InvalidEventError of an ill-formed tool/result names the rule it breaks; nothing is written."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.open(path) as log:
+        log.append("tool/call", _CALL)
+        before = path.read_bytes()
+        with pytest.raises(InvalidEventError) as raised:
+            log.append("tool/result", data)
+    assert str(raised.value) == reason
+    assert path.read_bytes() == before
+
+
+_DEEP_HEAD = b'{"seq":2,"type":"x","data":{"a":'
+_DEEP_AT = len(_DEEP_HEAD) + _DEEP  # where the innermost text starts in the line
+
+
+def _deep_line(inner: bytes) -> bytes:
+    return _DEEP_HEAD + b"[" * _DEEP + inner + b"]" * _DEEP + b"}}"
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (_DEEP_HEAD + b"[" * _DEEP, "not valid JSON (unexpected end of JSON text)"),
+        (_deep_line(b"") + b" x", f"not valid JSON (extra data at {len(_deep_line(b'')) + 1})"),
+        (_deep_line(b"1 2"), f"not valid JSON (expected ',' or ']' at {_DEEP_AT + 2})"),
+        (_deep_line(b"-"), f"not valid JSON (invalid number at {_DEEP_AT})"),
+        (_deep_line(b"X"), f"not valid JSON (unexpected character at {_DEEP_AT})"),
+        (b'{"seq":2,"type":"x","data":{"a":NaN}}', "not valid JSON (NaN is not JSON)"),
+        (b"\xff\xfe", "not valid UTF-8"),
+        (b'{"seq":2,"type":"x"}', 'an event needs "data"'),
+    ],
+    ids=[
+        "deep-cut",
+        "deep-extra-data",
+        "deep-no-comma",
+        "deep-bad-number",
+        "deep-letter",
+        "nan",
+        "not-utf-8",
+        "no-data",
+    ],
+)
+def test_a_malformed_line_s_parse_error_is_worded_exactly(tmp_path: Path, bad: bytes, reason: str) -> None:
+    """The reader's reason for a line that is no JSON, deep (the iterative parser) or shallow, word for word."""
+    path = tmp_path / "s.jsonl"
+    lines = _write_log(path, 1)
+    path.write_bytes(lines[0] + bad + b"\n")
+    with pytest.raises(MalformedLogError) as raised:
+        replay(path)
+    assert (raised.value.line, raised.value.reason) == (2, reason)
+
+
+@pytest.mark.parametrize("text", ["-100000000000000", "-1000000000000000", "-9007199254740991"])
+def test_a_negative_safe_integer_of_15_or_16_digits_is_read_as_an_int(text: str) -> None:
+    """decisions.md 2: every safe integer literal reads as an int, the longest negative ones included."""
+    parsed = parse_model_arguments(text)
+    assert type(parsed) is int
+    assert parsed == int(text)
+
+
 def test_a_log_s_repr_names_its_path_and_its_events(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     with SessionLog.open(path) as log:
