@@ -408,3 +408,93 @@ def test_the_generated_functions_are_numbered_from_one() -> None:
         "def n2(v):",
         "def n1(v):",
     ]
+
+
+def _arrays_around_a_string(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "array", "items": schema}
+    return schema
+
+
+def _wide_objects_around_a_string(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        properties: dict[str, Any] = {f"p{index}": {"type": "integer"} for index in range(32)}
+        properties["next"] = schema
+        schema = {"type": "object", "properties": properties}
+    return schema
+
+
+def test_the_depth_bound_is_exact() -> None:
+    """A schema of 65 nested containers is fused, one of 66 is not: the bound is 64 levels below the root."""
+    assert compile_normalizer(_arrays_around_a_string(34)) is not None
+    assert compile_normalizer(_arrays_around_a_string(65)) is not None
+    assert compile_normalizer(_arrays_around_a_string(66)) is None
+
+
+def test_the_depth_bound_counts_wide_objects() -> None:
+    """Wide objects (a table of properties rather than unrolled checks) count one level each, as narrow ones do."""
+    assert compile_normalizer(_wide_objects_around_a_string(34)) is not None
+    assert compile_normalizer(_wide_objects_around_a_string(65)) is not None
+    assert compile_normalizer(_wide_objects_around_a_string(66)) is None
+
+
+def test_the_default_threshold_is_64_items() -> None:
+    """A container counts one plus its length: 63 items seen decline, 64 generate the fused walk."""
+    with pytest.raises(NotNormalized):
+        FusedNormalization({"type": "array"})(list(range(62)))
+    assert type(FusedNormalization({"type": "array"})(list(range(63)))) is FrozenList
+
+
+def test_normalize_counts_toward_the_threshold() -> None:
+    """The data normalize sees counts toward the threshold as the data the walk alone sees does."""
+    scalars = FusedNormalization({"type": "string"}, threshold=2)
+    scalars.normalize("a")
+    assert scalars("b") == "b"
+    containers = FusedNormalization({"type": "array"}, threshold=4)
+    containers.normalize([1, 2, 3])
+    assert containers([1]) == [1]
+
+
+def test_output_rejected_text_joins_the_violations() -> None:
+    """The fused walk's rejection carries its violations and reads as them, joined as the registry joins them."""
+    rejected = OutputRejected(["a", "b"])
+    assert str(rejected) == "a; b"
+    assert rejected.violations == ["a", "b"]
+
+
+def test_thirty_two_properties_are_unrolled() -> None:
+    """An object of up to 32 properties gets a check per property; one of 33 gets the table loop."""
+
+    def code(width: int) -> str:
+        properties = {f"p{index}": {"type": "integer"} for index in range(width)}
+        normalizer = compile_normalizer({"type": "object", "additionalProperties": False, "properties": properties})
+        assert normalizer is not None
+        return normalizer.__doc__ or ""
+
+    assert "for k, needed, f, copies in" not in code(32)
+    assert "for k, needed, f, copies in" in code(33)
+
+
+def test_a_narrow_closed_object_accepts_a_missing_optional_property() -> None:
+    """The unrolled checks of a closed object let an optional property be absent."""
+    normalizer = compile_normalizer(
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+            "required": ["a"],
+        }
+    )
+    assert normalizer is not None
+    assert normalizer({"a": "x"}) == {"a": "x"}
+
+
+def test_a_number_may_be_a_fraction() -> None:
+    """A number place takes a fraction, at the root and as an item."""
+    root = compile_normalizer({"type": "number"})
+    items = compile_normalizer({"type": "array", "items": {"type": "number"}})
+    assert root is not None and items is not None
+    assert root(1.5) == 1.5
+    assert items([1.5]) == [1.5]
