@@ -280,6 +280,17 @@ def test_sibling_reuse_is_allowed() -> None:
     }
 
 
+def test_a_property_map_shared_by_two_objects_is_not_circular() -> None:
+    """digest 1.18: one property-map object used by two sibling object nodes is no cycle."""
+    shared = {"x": {"type": "string"}}
+    child = {"type": "object", "additionalProperties": True, "properties": shared}
+    other = {"type": "object", "additionalProperties": True, "properties": shared}
+    compiled = compile_value_schema(
+        {"type": "object", "additionalProperties": True, "properties": {"a": child, "b": other}}
+    )
+    assert compiled["properties"]["a"]["properties"] == compiled["properties"]["b"]["properties"]
+
+
 def test_unsupported_keys_per_node_kind() -> None:
     """digest 1.18: <p>.<key> is not supported by the value schema DSL, per kind vocabulary."""
     cases: list[tuple[dict[str, Any], str]] = [

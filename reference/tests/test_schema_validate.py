@@ -763,3 +763,23 @@ def test_a_tall_schemas_valid_value_is_answered_by_the_boolean_check_alone(monke
     monkeypatch.setattr(schema_validate, "collect_iteratively", walk)
     assert validator.is_valid(value) is True
     assert validator.violations(value) == []
+
+
+def test_a_value_that_is_not_lossless_is_named_at_its_own_property() -> None:
+    """An any-JSON node and an array without items, each under an object property, name their own place."""
+    assert check({"type": "object", "properties": {"x": {}}}, {"x": math.nan}) == [
+        '"value.x" must be a lossless JSON value'
+    ]
+    assert check({"type": "object", "properties": {"l": {"type": "array"}}}, {"l": [math.nan]}) == [
+        '"value.l" must be a dense lossless JSON array'
+    ]
+
+
+def test_findings_mark_a_value_that_is_not_lossless_as_false() -> None:
+    """Collecting into Findings sets its flag to False itself, not merely to something falsy."""
+    from toolcanon._schema_closures import Findings
+
+    for schema, value in (({"type": "array"}, [math.nan]), ({}, math.nan), ({"type": "object"}, {"extra": math.nan})):
+        findings = Findings()
+        compile_validator(schema)._node.collect(value, "value", findings)
+        assert findings.lossless is False
