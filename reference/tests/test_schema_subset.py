@@ -711,6 +711,8 @@ def test_every_supported_schema_is_copied_in_one_walk(schema: dict[str, Any]) ->
         {"type": "object", "properties": {"a": {"type": Text("string")}}},
         {"type": "object", "properties": {Text("a"): {"type": "string"}}},
         {"type": "object", "default": {"0": 1, "a": [2]}, "examples": [{"b": 1, "1": 2}]},
+        {"type": "object", "properties": {"b": {"type": "string"}, "0": {"type": "null"}}},
+        {"type": "object", "properties": {"b": {"type": "string"}, "9": {"type": "null"}}},
     ],
 )
 def test_registration_copy_agrees_on_each_rule(schema: Any) -> None:
@@ -742,6 +744,13 @@ def _property_chain(levels: int) -> dict[str, Any]:
     return schema
 
 
+def _items_chain(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "array", "items": schema}
+    return schema
+
+
 def _one_of_chain(levels: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(levels):
@@ -750,12 +759,15 @@ def _one_of_chain(levels: int) -> dict[str, Any]:
 
 
 def test_the_one_walk_goes_as_deep_as_its_bound_and_no_deeper() -> None:
-    """A property and a oneOf branch are each two JSON levels toward the one walk's bound: a schema within it is
-    copied in one walk, one a level deeper is left to the two steps, which copy it all the same."""
+    """A property and a oneOf branch are each two JSON levels toward the one walk's bound, an array's items one: a
+    schema within it is copied in one walk, one a level deeper is left to the two steps, which copy it all the
+    same."""
     assert _agrees(_property_chain(151))
     assert not _agrees(_property_chain(152))
     assert _agrees(_one_of_chain(150))
     assert not _agrees(_one_of_chain(151))
+    assert _agrees(_items_chain(300))
+    assert not _agrees(_items_chain(301))
 
 
 @pytest.mark.parametrize(
