@@ -783,3 +783,34 @@ def test_a_plain_scalar_schema_is_checked_at_once(schema: dict[str, Any]) -> Non
     assert _child_step(schema, "schema", out, set()) is None
     assert out == []
     assert _child_step({"type": "object"}, "schema", out, set()) is not None
+
+
+def _nested_list(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_the_one_walk_copies_annotation_values_400_levels_deep_and_no_deeper() -> None:
+    """A default (or enum, const, examples) value nested 400 levels is copied in the one walk; 401 take the two steps."""
+    _copy_supported({"default": _nested_list(400)}, 0)
+    with pytest.raises(_Bail):
+        _copy_supported({"default": _nested_list(401)}, 0)
+
+
+def test_one_schema_checked_under_two_root_paths() -> None:
+    """The memo of checked schemas keeps each root path's messages apart."""
+    schema = {"type": "strng"}
+    assert schema_violations(schema) == ["schema.type must be one of object/array/string/number/integer/boolean/null"]
+    assert schema_violations(schema, "output") == [
+        "output.type must be one of object/array/string/number/integer/boolean/null"
+    ]
+
+
+def test_supported_copy_takes_the_one_walk_up_to_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema of 300 levels of items is copied by the one walk, with no step of the two-step path."""
+    import toolcanon._schema_subset as subset
+
+    monkeypatch.setattr(subset, "snapshot_json", lambda value: pytest.fail("the two steps ran"))
+    supported_copy(_items_chain(300))
