@@ -793,7 +793,7 @@ def _nested_list(levels: int) -> Any:
 
 
 def test_the_one_walk_copies_annotation_values_400_levels_deep_and_no_deeper() -> None:
-    """A default (or enum, const, examples) value nested 400 levels is copied in the one walk; 401 take the two steps."""
+    """A default (or enum, const, examples) value 400 levels deep is copied in the one walk; 401 take the two steps."""
     _copy_supported({"default": _nested_list(400)}, 0)
     with pytest.raises(_Bail):
         _copy_supported({"default": _nested_list(401)}, 0)
