@@ -23,6 +23,14 @@ class BoundedAncestors(set[int]):
         super().add(element)
 
 
+def items_chain(levels: int, leaf: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``levels`` array schemas, each the ``items`` of the one above, around ``leaf`` (a string schema by default)."""
+    schema: dict[str, Any] = {"type": "string"} if leaf is None else leaf
+    for _ in range(levels):
+        schema = {"type": "array", "items": schema}
+    return schema
+
+
 def text_render(prefix: str = "render:") -> Callable[[Any, Any], list[dict[str, str]]]:
     """A renderer writing ``prefix`` + the value (strings raw, anything else as canonical JSON)."""
     from toolcanon.jsonvalue import canonical_json

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest import call
+from conftest import call, items_chain
 from toolcanon import Output, Registry, ToolDefinition
 from toolcanon._fused import NOT_LOSSLESS, FusedNormalization, NotNormalized, OutputRejected, compile_normalizer
 from toolcanon.frozen import FrozenDict, FrozenList
@@ -410,13 +410,6 @@ def test_the_generated_functions_are_numbered_from_one() -> None:
     ]
 
 
-def _arrays_around_a_string(levels: int) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string"}
-    for _ in range(levels):
-        schema = {"type": "array", "items": schema}
-    return schema
-
-
 def _wide_objects_around_a_string(levels: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(levels):
@@ -428,9 +421,9 @@ def _wide_objects_around_a_string(levels: int) -> dict[str, Any]:
 
 def test_the_depth_bound_is_exact() -> None:
     """A schema of 65 nested containers is fused, one of 66 is not: the bound is 64 levels below the root."""
-    assert compile_normalizer(_arrays_around_a_string(34)) is not None
-    assert compile_normalizer(_arrays_around_a_string(65)) is not None
-    assert compile_normalizer(_arrays_around_a_string(66)) is None
+    assert compile_normalizer(items_chain(34)) is not None
+    assert compile_normalizer(items_chain(65)) is not None
+    assert compile_normalizer(items_chain(66)) is None
 
 
 def test_the_depth_bound_counts_wide_objects() -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import BoundedAncestors
+from conftest import BoundedAncestors, items_chain
 from toolcanon._schema_kinds import ABSENT, ANNOTATIONS, CONSTRAINT_KEYWORDS, is_lossless
 from toolcanon._schema_subset import _check_node, _copy_supported, _walk_violations
 from toolcanon._schema_walk import run_walk
@@ -744,13 +744,6 @@ def _property_chain(levels: int) -> dict[str, Any]:
     return schema
 
 
-def _items_chain(levels: int) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string"}
-    for _ in range(levels):
-        schema = {"type": "array", "items": schema}
-    return schema
-
-
 def _one_of_chain(levels: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(levels):
@@ -766,8 +759,8 @@ def test_the_one_walk_goes_as_deep_as_its_bound_and_no_deeper() -> None:
     assert not _agrees(_property_chain(152))
     assert _agrees(_one_of_chain(150))
     assert not _agrees(_one_of_chain(151))
-    assert _agrees(_items_chain(300))
-    assert not _agrees(_items_chain(301))
+    assert _agrees(items_chain(300))
+    assert not _agrees(items_chain(301))
 
 
 @pytest.mark.parametrize(
@@ -813,4 +806,4 @@ def test_supported_copy_takes_the_one_walk_up_to_its_bound(monkeypatch: pytest.M
     import toolcanon._schema_subset as subset
 
     monkeypatch.setattr(subset, "snapshot_json", lambda value: pytest.fail("the two steps ran"))
-    supported_copy(_items_chain(300))
+    supported_copy(items_chain(300))

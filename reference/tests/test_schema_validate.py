@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conftest import items_chain
 from toolcanon._schema_deep import CLOSURE_HEIGHT, collect_without_closures, valid_iteratively
 from toolcanon.errors import JsonSchemaError, ToolArgsError, ToolOutputError
 from toolcanon.frozen import FrozenDict, FrozenList
@@ -606,12 +607,6 @@ def test_the_tall_schemas_boolean_check_opens_containers_without_recursing() -> 
     assert valid_iteratively(node, value) is False
 
 
-def _items_chain(levels: int, leaf: dict[str, Any]) -> dict[str, Any]:
-    for _ in range(levels):
-        leaf = {"type": "array", "items": leaf}
-    return leaf
-
-
 def _nested_lists(levels: int, leaf: Any) -> Any:
     for _ in range(levels):
         leaf = [leaf]
@@ -620,7 +615,7 @@ def _nested_lists(levels: int, leaf: Any) -> Any:
 
 def test_the_tall_boolean_check_opens_an_items_chain_without_recursing() -> None:
     """digest 1.31: a tall array is opened by the boolean check itself, as a tall object is."""
-    node = compile_validator(_items_chain(3000, {"type": "integer"}))._node
+    node = compile_validator(items_chain(3000, {"type": "integer"}))._node
     assert valid_iteratively(node, _nested_lists(3000, 1)) is True
     assert valid_iteratively(node, _nested_lists(3000, "x")) is False
 
@@ -628,14 +623,14 @@ def test_the_tall_boolean_check_opens_an_items_chain_without_recursing() -> None
 def test_a_oneof_with_a_branch_past_the_height_is_unsure() -> None:
     """A oneOf whose branch is taller than the closures' height cannot be counted by the boolean check: it
     answers None (unsure), and the reporting walk decides."""
-    node = compile_validator({"oneOf": [_items_chain(1000, {"type": "integer"}), {"type": "string"}]})._node
+    node = compile_validator({"oneOf": [items_chain(1000, {"type": "integer"}), {"type": "string"}]})._node
     assert valid_iteratively(node, "s") is None
     assert valid_iteratively(node, _nested_lists(1000, 1)) is None
 
 
 def test_a_oneof_whose_branches_reach_the_height_is_counted() -> None:
     """A oneOf one level over the height, its tallest branch at the height, is counted by its branches' closures."""
-    node = compile_validator({"oneOf": [{"type": "null"}, _items_chain(CLOSURE_HEIGHT - 1, {"type": "string"})]})._node
+    node = compile_validator({"oneOf": [{"type": "null"}, items_chain(CLOSURE_HEIGHT - 1, {"type": "string"})]})._node
     assert valid_iteratively(node, None) is True
     assert valid_iteratively(node, _nested_lists(CLOSURE_HEIGHT - 1, "s")) is True
     assert valid_iteratively(node, 1) is False

@@ -1008,6 +1008,13 @@ def _result_line(
 
 _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes to the iterative one
 
+_DEEP_HEAD = b'{"seq":2,"type":"x","data":{"a":'
+_DEEP_AT = len(_DEEP_HEAD) + _DEEP  # where the innermost text starts in the line
+
+
+def _deep_line(inner: bytes) -> bytes:
+    return _DEEP_HEAD + b"[" * _DEEP + inner + b"]" * _DEEP + b"}}"
+
 
 @pytest.mark.parametrize(
     ("bad", "reason"),
@@ -1046,6 +1053,14 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
             b'{"seq":2,"type":"tool/code-dispatch-start","data":{"rootCallId":"c","parentCallId":"c","subCallId":"s"}}',
             '"tool/code-dispatch-start" of "s" falls outside its root call "c"',
         ),
+        (_DEEP_HEAD + b"[" * _DEEP, "not valid JSON (unexpected end of JSON text)"),
+        (_deep_line(b"") + b" x", f"not valid JSON (extra data at {len(_deep_line(b'')) + 1})"),
+        (_deep_line(b"1 2"), f"not valid JSON (expected ',' or ']' at {_DEEP_AT + 2})"),
+        (_deep_line(b"-"), f"not valid JSON (invalid number at {_DEEP_AT})"),
+        (_deep_line(b"X"), f"not valid JSON (unexpected character at {_DEEP_AT})"),
+        (b'{"seq":2,"type":"x","data":{"a":NaN}}', "not valid JSON (NaN is not JSON)"),
+        (b"\xff\xfe", "not valid UTF-8"),
+        (b'{"seq":2,"type":"x"}', 'an event needs "data"'),
     ],
     ids=[
         "result-message-without-id",
@@ -1067,6 +1082,14 @@ _DEEP = 50_000  # deeper than the recursive standard parser reads: the line goes
         "type-empty",
         "dispatch-without-sub-call-outside-its-root",
         "dispatch-outside-its-root-names-its-sub-call",
+        "deep-cut",
+        "deep-extra-data",
+        "deep-no-comma",
+        "deep-bad-number",
+        "deep-letter",
+        "nan",
+        "not-utf-8",
+        "no-data",
     ],
 )
 def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes, reason: str) -> None:
@@ -1076,7 +1099,7 @@ def test_a_malformed_line_s_reason_says_what_is_wrong(tmp_path: Path, bad: bytes
     path.write_bytes(lines[0] + bad + b"\n")
     with pytest.raises(MalformedLogError) as raised:
         replay(path)
-    assert raised.value.reason == reason
+    assert (raised.value.line, raised.value.reason) == (2, reason)
     assert raised.value.path == str(path)
 
 
@@ -1173,16 +1196,7 @@ def test_the_writer_s_refusal_says_what_is_wrong(tmp_path: Path, event_type: str
     assert path.read_bytes() == before
 
 
-_RESULT = {
-    "turn": 1,
-    "step": 1,
-    "message": {
-        "source": {"kind": "tool", "callId": "c"},
-        "content": [{"type": "tool-result", "toolCallId": "c", "content": [], "isError": False}],
-        "role": "user",
-        "id": "m",
-    },
-}
+_RESULT = plain(tool_result_data(1, 1, "c", ToolSuccess("v", []), "m"))  # a well-formed result of call "c"
 
 
 @pytest.mark.parametrize(
@@ -1207,47 +1221,6 @@ def test_the_writer_s_refusal_of_a_result_says_what_is_wrong(tmp_path: Path, dat
             log.append("tool/result", data)
     assert str(raised.value) == reason
     assert path.read_bytes() == before
-
-
-_DEEP_HEAD = b'{"seq":2,"type":"x","data":{"a":'
-_DEEP_AT = len(_DEEP_HEAD) + _DEEP  # where the innermost text starts in the line
-
-
-def _deep_line(inner: bytes) -> bytes:
-    return _DEEP_HEAD + b"[" * _DEEP + inner + b"]" * _DEEP + b"}}"
-
-
-@pytest.mark.parametrize(
-    ("bad", "reason"),
-    [
-        (_DEEP_HEAD + b"[" * _DEEP, "not valid JSON (unexpected end of JSON text)"),
-        (_deep_line(b"") + b" x", f"not valid JSON (extra data at {len(_deep_line(b'')) + 1})"),
-        (_deep_line(b"1 2"), f"not valid JSON (expected ',' or ']' at {_DEEP_AT + 2})"),
-        (_deep_line(b"-"), f"not valid JSON (invalid number at {_DEEP_AT})"),
-        (_deep_line(b"X"), f"not valid JSON (unexpected character at {_DEEP_AT})"),
-        (b'{"seq":2,"type":"x","data":{"a":NaN}}', "not valid JSON (NaN is not JSON)"),
-        (b"\xff\xfe", "not valid UTF-8"),
-        (b'{"seq":2,"type":"x"}', 'an event needs "data"'),
-    ],
-    ids=[
-        "deep-cut",
-        "deep-extra-data",
-        "deep-no-comma",
-        "deep-bad-number",
-        "deep-letter",
-        "nan",
-        "not-utf-8",
-        "no-data",
-    ],
-)
-def test_a_malformed_line_s_parse_error_is_worded_exactly(tmp_path: Path, bad: bytes, reason: str) -> None:
-    """The reader's reason for a line that is no JSON, deep (the iterative parser) or shallow, word for word."""
-    path = tmp_path / "s.jsonl"
-    lines = _write_log(path, 1)
-    path.write_bytes(lines[0] + bad + b"\n")
-    with pytest.raises(MalformedLogError) as raised:
-        replay(path)
-    assert (raised.value.line, raised.value.reason) == (2, reason)
 
 
 @pytest.mark.parametrize("text", ["-100000000000000", "-1000000000000000", "-9007199254740991"])
