@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 from toolcanon import Call, Output, Registry, ToolDefinition, ToolResult, define_tool
@@ -21,6 +24,35 @@ class BoundedAncestors(set[int]):
         if self.left < 0:
             raise AssertionError("the walk went round the cycle instead of finding it")
         super().add(element)
+
+
+@contextlib.contextmanager
+def line_budget(limit: int) -> Iterator[None]:
+    """Fail the Python code called inside at its ``limit``-th line: a walk going round a cycle ends, not hangs.
+
+    For walks whose set of open containers a test cannot reach (the JSON writer's and copier's): the failure
+    is an ``AssertionError`` raised inside the walk, so a mutant that never finds the cycle fails at once.
+    """
+    left = limit
+
+    def trace_lines(frame: FrameType, event: str, arg: object) -> Callable[..., object]:
+        nonlocal left
+        if event == "line":
+            left -= 1
+            if left < 0:
+                raise AssertionError(f"the walk ran past {limit} lines instead of finding the cycle")
+        return trace_lines
+
+    previous, previous_limit = sys.gettrace(), sys.getrecursionlimit()
+    # a RecursionError raised in the tracer turns tracing off for good, and a wrapped recursive walk (a coverage
+    # or mutation tool's trampoline triples its frames) can reach the default limit: leave it room
+    sys.setrecursionlimit(max(previous_limit, 10_000))
+    sys.settrace(trace_lines)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+        sys.setrecursionlimit(previous_limit)
 
 
 def items_chain(levels: int, leaf: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import line_budget
 from toolcanon._fused import FusedNormalization, OutputRejected
 from toolcanon._text_cache import TextKeyedCache
 from toolcanon.frozen import FrozenDict, FrozenList
@@ -423,6 +424,66 @@ def test_a_cyclic_object_is_refused_by_the_writer_as_a_cycle() -> None:
         with pytest.raises(NotLosslessJson) as raised:
             canonical_json(value)
         assert raised.value.rejections == [Rejection((), "cycle")]
+
+
+def _self_holding_object() -> dict[str, Any]:
+    looped: dict[str, Any] = {"a": 1}
+    looped["b"] = looped
+    return looped
+
+
+_CYCLES_OF_ONE_KIND: dict[str, Callable[[], Any]] = {
+    "object-holds-itself": _self_holding_object,
+    "array-holds-itself": _cycle,
+    "object-cycle-in-an-array": lambda: [0, _self_holding_object()],
+    "array-cycle-in-an-object": lambda: {"a": 0, "b": _cycle()},
+}
+
+
+@pytest.mark.parametrize("build", _CYCLES_OF_ONE_KIND.values(), ids=_CYCLES_OF_ONE_KIND.keys())
+def test_the_writer_finds_a_cycle_made_of_one_container_kind(build: Callable[[], Any]) -> None:
+    """Each container kind records itself as open: a cycle through objects only, or arrays only, is refused."""
+    value = build()
+    with line_budget(100_000), pytest.raises(NotLosslessJson) as raised:
+        canonical_json(value)
+    assert raised.value.rejections == [Rejection((), "cycle")]
+
+
+@pytest.mark.parametrize("build", _CYCLES_OF_ONE_KIND.values(), ids=_CYCLES_OF_ONE_KIND.keys())
+def test_the_snapshot_finds_a_cycle_made_of_one_container_kind(build: Callable[[], Any]) -> None:
+    """A cycle is infinitely deep: the recursive copy gives up at 400 levels, and the iterative one, which each
+    container kind joins on its path, finds the cycle."""
+    value = build()
+    with line_budget(1_000_000):
+        with pytest.raises(NotLosslessJson) as raised:
+            snapshot_json(value)
+        assert [rejection.kind for rejection in raised.value.rejections] == ["cycle"]
+        assert not is_lossless_json(value)
+
+
+def test_the_writer_names_the_reason_of_a_refused_number() -> None:
+    """A number the writer cannot print losslessly is refused with its reason, at the root or inside."""
+    for number, reason in ((MAX_SAFE_INTEGER + 1, "unsafe-integer"), (math.nan, "nan"), (-0.0, "negative-zero")):
+        for value in (number, [1, number]):
+            with pytest.raises(NotLosslessJson) as raised:
+                canonical_json(value)
+            assert raised.value.rejections == [Rejection((), reason)]
+
+
+class _IntSubclass(int):
+    pass
+
+
+def test_a_key_of_a_str_or_int_subclass_is_named_by_its_exact_copy() -> None:
+    """A rejected key's path element is an exact ``str`` or ``int``; an int beyond the safe range is named by type."""
+    for key, element in (
+        (_StrSubclass("k"), "k"),
+        (_IntSubclass(3), 3),
+        (_IntSubclass(MAX_SAFE_INTEGER + 1), "<_IntSubclass key>"),
+    ):
+        rejections = list(iter_rejections({key: 1}))
+        assert rejections == [Rejection((element,), "non-string-key")]
+        assert type(rejections[0].path[0]) is type(element)
 
 
 # --- values nested deeper than the recursive fast paths go take the iterative ones ------------------------

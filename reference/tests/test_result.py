@@ -44,6 +44,16 @@ def test_a_result_s_repr_is_bounded_however_large_its_value() -> None:
     )
 
 
+def test_a_field_shown_by_its_own_repr_is_cut_past_60_characters() -> None:
+    """A field that is neither a string nor a container (an error) shows whole up to 60 characters, cut past."""
+    whole, cut = ToolError("x" * 28), ToolError("x" * 29)
+    assert (len(repr(whole)), len(repr(cut))) == (60, 61)
+    assert repr(ToolFailure(whole, [])).startswith(f"ToolFailure(error={whole!r}, content=[]")
+    shown = f"ToolError(message='{'x' * 9}...{'x' * 16}', info=None)"
+    assert len(shown) == 60
+    assert repr(ToolFailure(cut, [])).startswith(f"ToolFailure(error={shown}, content=[]")
+
+
 @pytest.mark.parametrize("copier", [copy.copy, copy.deepcopy], ids=["copy", "deepcopy"])
 def test_a_dispatch_token_cannot_be_copied(copier: Callable[[object], object]) -> None:
     token = DispatchToken()
