@@ -32,6 +32,7 @@ from toolcanon.jsonvalue import (
     es_key_order,
     format_number,
     format_path,
+    freeze,
     in_es_order,
     is_lossless_json,
     iter_rejections,
@@ -408,6 +409,18 @@ def test_rejections_read_as_paths_from_the_value() -> None:
         "value[4]: nan (and 1 more)"
     )
     assert str(NotLosslessJson([Rejection((index,), "nan") for index in range(5)])).endswith("value[4]: nan")
+
+
+def test_freeze_is_the_snapshot_of_a_lossless_value() -> None:
+    """``freeze`` gives the frozen copy the snapshot gives: exact frozen types, ECMAScript key order, and the
+    refusal of what is not lossless JSON."""
+    value = {"b": [1, {"z": None, "0": "x"}], "7": 2.5}
+    frozen = freeze(value)
+    assert frozen == snapshot_json(value) and type(frozen) is FrozenDict
+    assert list(frozen) == ["7", "b"] and list(frozen["b"][1]) == ["0", "z"]
+    assert type(frozen["b"]) is FrozenList
+    with pytest.raises(NotLosslessJson):
+        freeze([math.nan])
 
 
 def test_an_object_already_in_ecmascript_order_is_kept_as_it_is() -> None:
