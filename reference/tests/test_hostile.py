@@ -761,6 +761,16 @@ def test_interrupts_propagate_from_a_body_behind_a_wrapper() -> None:
             call(registry, "t")
 
 
+def test_interrupts_propagate_from_a_post_execute_listener() -> None:
+    """An interrupt raised by a post-execute listener propagates; it is never made a failure result."""
+    for stop in (KeyboardInterrupt, SystemExit, GeneratorExit):
+        registry = Registry()
+        registry.register(raw_tool("t", lambda a, r: 1))
+        registry.on_post_execute(lambda run, result, nxt, stop=stop: _raise(stop("stop")))
+        with pytest.raises(stop):
+            call(registry, "t")
+
+
 @types.coroutine
 def _generator_coroutine() -> Any:
     yield from ()

@@ -373,6 +373,21 @@ def test_content_replacement_works_on_failures() -> None:
     assert plain(result.content) == [{"type": "text", "text": "softened"}]
 
 
+def test_a_tuple_of_accept_contexts_follows_the_contexts_the_body_deferred() -> None:
+    """A decision's contexts given as a tuple (Python code may) are taken as a list, after the deferred ones."""
+
+    def body(args: Any, run: ToolExecution) -> Any:
+        run.defer_context({"id": "d"})
+        return 1
+
+    registry = Registry()
+    registry.register(raw_tool("t", body))
+    registry.on_post_execute(_post(Accept(additional_contexts=({"id": "a"},))))
+    result = call(registry, "t")
+    assert isinstance(result, ToolSuccess), result
+    assert plain(result.additional_contexts) == [{"id": "d"}, {"id": "a"}]
+
+
 def test_block_drops_value_meta_contexts_and_concludes() -> None:
     """digest 6.8 step 1: feedback verbatim; message derived; only the decision's non-empty contexts."""
 
