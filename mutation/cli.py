@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,9 +30,9 @@ from mutation.names import list_mutants
 from mutation.outcomes import Outcome, function_of, read_hashes, read_outcomes
 from mutation.run import RunTimes, run_mutmut
 from mutation.sampling import sample
-from mutation.score import WHOLE, Tally, format_table, tally
+from mutation.score import SCHEMA_ROW, WHOLE, Tally, format_table, tally
 from mutation.scratch import SUITES, Checkout, Suite, build
-from mutation.targets import core_modules, select_modules
+from mutation.targets import SCHEMA_GROUP, core_modules, select_modules
 from mutation.triage import BLIND_SPOTS, TRIAGE_FILE, Triage, current, load_triage
 
 __all__ = ["DEFAULT_SAMPLE", "DEFAULT_SEED", "QUICK_SAMPLE", "main", "parse_arguments", "sample_digest"]
@@ -131,7 +131,7 @@ def _measure(options: argparse.Namespace, echo: Callable[[str], None]) -> int:
     (where / REPORT_NAME).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for run in runs:
         _print_suite(run, echo)
-    _print_target(runs, modules, echo)
+    _print_target(runs, modules, _whole_rows(header), echo)
     echo(f"every mutant's outcome: {where / REPORT_NAME}; mutmut's projects (mutmut show NAME): {where}/<suite>")
     return 0
 
@@ -164,7 +164,7 @@ def _rescore(path: Path, echo: Callable[[str], None]) -> int:
             run = SuiteRun(suite, outcomes, tally(outcomes, modules, equivalent, api_only), times, valid, stale)
             _print_suite(run, echo)
             runs.append(run)
-        _print_target(runs, modules, echo)
+        _print_target(runs, modules, _whole_rows(report), echo)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise MutationError(f"--rescore {path}: not a report of python -m mutation ({error})") from None
     return 0
@@ -191,8 +191,22 @@ def _run_suite(
     return SuiteRun(suite, outcomes, rows, times, valid, stale)
 
 
-def _print_target(runs: Sequence[SuiteRun], modules: Sequence[str], echo: Callable[[str], None]) -> None:
-    """The target and whether each module meets it (``mutation.goal``): "together" needs both suites."""
+def _whole_rows(header: Mapping[str, Any]) -> set[str]:
+    """The table rows whose every mutant the run took: modules run whole, and the schema group's row when the
+    run selected the group (its ``schema`` module) and took each of its modules whole."""
+    counts: Mapping[str, Mapping[str, int]] = header["modules"]
+    whole = {module for module, count in counts.items() if count["sampled"] == count["mutants"]}
+    group = [module for module in counts if module == SCHEMA_GROUP or module.startswith("_schema_")]
+    if SCHEMA_GROUP in counts and all(module in whole for module in group):
+        whole.add(SCHEMA_ROW)
+    return whole
+
+
+def _print_target(
+    runs: Sequence[SuiteRun], modules: Sequence[str], whole: Collection[str], echo: Callable[[str], None]
+) -> None:
+    """The target and whether each module meets it (``mutation.goal``): "together" needs both suites, a floor
+    a module run whole."""
     by_suite = {run.suite: run for run in runs}
     scenarios, unit = by_suite.get("scenarios"), by_suite.get("unit")
     both = None
@@ -200,7 +214,7 @@ def _print_target(runs: Sequence[SuiteRun], modules: Sequence[str], echo: Callab
         equivalent, _ = _set_aside("scenarios", scenarios.triage)
         both = together(scenarios.outcomes, unit.outcomes, modules, equivalent)
     echo("")
-    for line in format_verdicts(judge(scenarios.rows if scenarios is not None else None, both)):
+    for line in format_verdicts(judge(scenarios.rows if scenarios is not None else None, both, whole)):
         echo(line)
 
 

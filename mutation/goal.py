@@ -7,8 +7,10 @@ Three parts, each judged per module on the run's sample:
   on a sample at each release;
 - **together**: the scenarios and the unit tests, run on one sample, kill at least 97 % of its non-equivalent
   mutants between them (a mutant either suite kills is killed);
-- **floor**: the scenario suite's raw score does not fall below the module's floor, a ratchet raised as the
-  scores rise and never lowered. ``result`` has none: its survivors are Python's.
+- **floor**: the scenario suite's raw score on the module's whole population does not fall below the module's
+  floor, a ratchet raised as the scores rise and never lowered. It is judged only where the run took every
+  mutant of the module (``--all``): a sample's raw score estimates the population's within a few points, so on
+  a sample it is printed against the floor and not judged. ``result`` has none: its survivors are Python's.
 """
 
 from __future__ import annotations
@@ -29,14 +31,15 @@ TOGETHER: Final = 0.97
 """The least share of the non-equivalent mutants the scenarios and the unit tests kill between them, per module."""
 
 FLOORS: Final[Mapping[str, float]] = {
-    "jsonvalue": 0.78,
-    "registry": 0.79,
-    "session": 0.84,
-    "_schema_deep": 0.65,
-    SCHEMA_ROW: 0.90,
-    "_fused": 0.94,
+    "jsonvalue": 0.80,
+    "registry": 0.76,
+    "session": 0.82,
+    "_schema_deep": 0.62,
+    SCHEMA_ROW: 0.82,
+    "_fused": 0.89,
 }
-"""The scenario suite's raw score per module may not fall below these (a ratchet: raised, never lowered)."""
+"""The scenario suite's raw score on each module's whole population may not fall below these (a ratchet:
+raised, never lowered); ``docs/mutation.md`` says where each was measured."""
 
 
 def together(
@@ -62,6 +65,8 @@ class ModuleVerdict:
     together: float | None
     score: float | None
     floor: float | None
+    whole: bool = False
+    """The run took every mutant of the module (of every module of the schema group, for its row)."""
 
     @property
     def meets_in_reach(self) -> bool | None:
@@ -75,8 +80,9 @@ class ModuleVerdict:
 
     @property
     def meets_floor(self) -> bool | None:
-        """The raw scenario score at its floor or above (``None`` when the module has no floor)."""
-        if self.floor is None or self.score is None:
+        """The raw scenario score at its floor or above (``None`` when the module has no floor, or the run took
+        a sample of it: the floors are the whole population's)."""
+        if self.floor is None or self.score is None or not self.whole:
             return None
         return self.score >= self.floor
 
@@ -86,9 +92,12 @@ class ModuleVerdict:
         return all(part is not False for part in (self.meets_in_reach, self.meets_together, self.meets_floor))
 
 
-def judge(scenarios: Mapping[str, Tally] | None, both: Mapping[str, Tally] | None) -> list[ModuleVerdict]:
+def judge(
+    scenarios: Mapping[str, Tally] | None, both: Mapping[str, Tally] | None, whole: Collection[str] = ()
+) -> list[ModuleVerdict]:
     """A verdict per module row (the schema group's too, not the whole) of the scenario suite's tally and of
-    both suites' (``None`` when that suite, or one of the two, did not run)."""
+    both suites' (``None`` when that suite, or one of the two, did not run); ``whole`` names the rows whose
+    every mutant the run took, the only ones whose floor is judged."""
     names = [name for name in (scenarios or both or {}) if name != WHOLE]
     verdicts = []
     for name in names:
@@ -103,6 +112,7 @@ def judge(scenarios: Mapping[str, Tally] | None, both: Mapping[str, Tally] | Non
                 pair.score if pair is not None else None,
                 row.score if row is not None else None,
                 FLOORS.get(name),
+                name in whole,
             )
         )
     return verdicts
@@ -114,13 +124,19 @@ def _share(share: float | None, met: bool | None) -> str:
     return f"{100 * share:.1f} % {'ok' if met else 'MISSED'}" if met is not None else f"{100 * share:.1f} %"
 
 
+def _score(verdict: ModuleVerdict) -> str:
+    if verdict.floor is not None and verdict.score is not None and not verdict.whole:
+        return f"{100 * verdict.score:.1f} % sample"
+    return _share(verdict.score, verdict.meets_floor)
+
+
 def format_verdicts(verdicts: Sequence[ModuleVerdict]) -> list[str]:
     """The target and each module's verdict, as lines to print after the tables."""
     floors = ", ".join(f"{name} {round(100 * floor)}" for name, floor in FLOORS.items())
     lines = [
         f"the target: in reach >= {100 * IN_REACH:.0f} % per module (the triage re-read on a sample at each release); "
         f"scenarios and unit tests together >= {100 * TOGETHER:.0f} % per module; the raw scenario score at its "
-        f"floor or above ({floors}; result none)",
+        f"floor or above on the module's whole population ({floors}; result none)",
     ]
     header = ("module", "in reach", "together", "scenario score", "floor", "meets")
     body = [
@@ -128,7 +144,7 @@ def format_verdicts(verdicts: Sequence[ModuleVerdict]) -> list[str]:
             verdict.module,
             _share(verdict.in_reach, verdict.meets_in_reach),
             _share(verdict.together, verdict.meets_together),
-            _share(verdict.score, verdict.meets_floor),
+            _score(verdict),
             "-" if verdict.floor is None else f"{100 * verdict.floor:.0f} %",
             "yes" if verdict.meets else "no",
         )
@@ -143,6 +159,9 @@ def format_verdicts(verdicts: Sequence[ModuleVerdict]) -> list[str]:
         return [*lines, "target not judged: the scenario suite did not run"]
     missed = [verdict.module for verdict in verdicts if not verdict.meets]
     unmeasured = [] if any(v.together is not None for v in verdicts) else ["together not measured (run both suites)"]
+    sampled = [v.module for v in verdicts if v.floor is not None and v.score is not None and not v.whole]
+    if sampled:
+        unmeasured.append(f"floors not judged on a sample ({', '.join(sampled)}: run --all)")
     summary = "met by every module" if not missed else f"missed by {', '.join(missed)}"
     lines.append(f"target {summary}" + "".join(f"; {note}" for note in unmeasured))
     return lines
