@@ -255,8 +255,8 @@ def _behaviours(place: str, part: Any, found: set[str]) -> None:
             found.add("member:replace-signal-aborted.later")
         if kind == "raise":
             found.update(f"member:raise.{member}" for member in ("error", "code") if member in part)
-        if kind == "look-alike" and "step" in part:
-            found.add("member:look-alike.step")
+        if kind == "look-alike":
+            found.update(f"member:look-alike.{member}" for member in ("step", "content") if member in part)
         if kind == "not-callable":
             found.add(f"member:not-callable.value={_json_type(part.get('value'))}")
         if kind == "json" and "indent" in part:

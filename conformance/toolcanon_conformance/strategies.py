@@ -983,7 +983,7 @@ def _execute_actions(kinds: tuple[str, ...], cancellation: bool) -> _Part:
         (2, failure),
         (1, _raising("raise")),
         (1, _constant(kind="cache")),
-        (1, _constant(kind="look-alike")),
+        (1, lambda rng: _with_optional(rng, {"kind": "look-alike"}, content=_text_blocks_of)),
     )
     if cancellation:
         actions += (

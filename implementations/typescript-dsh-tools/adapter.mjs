@@ -1548,8 +1548,11 @@ class ScenarioRun {
       case 'return-result-of':
         return this.results.get(action.step)
       // a new object holding the very fields of a result: every field right, but not an object the registry built
-      case 'look-alike':
-        return { ...Object.hasOwn(action, 'step') ? this.results.get(action.step) : await next() }
+      case 'look-alike': {
+        const copied = { ...Object.hasOwn(action, 'step') ? this.results.get(action.step) : await next() }
+        if (Object.hasOwn(action, 'content')) copied.content = materialize(action.content)
+        return copied
+      }
       case 'spread': {
         const result = await next()
         return { ...result, additionalContexts: [...result.additionalContexts ?? [], ...contextMessages(action)] }

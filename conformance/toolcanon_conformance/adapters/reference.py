@@ -850,7 +850,8 @@ class _ScenarioRun:
         if kind == "return-result-of":
             return self.results[action["step"]]
         if kind == "look-alike":
-            return _look_alike(self.results[action["step"]] if "step" in action else await next_())
+            copied = self.results[action["step"]] if "step" in action else await next_()
+            return _look_alike(copied, materialize(action["content"]) if "content" in action else copied.content)
         if kind == "spread":
             result = await next_()
             own = [] if result.additional_contexts is ABSENT else list(result.additional_contexts)
@@ -1321,12 +1322,12 @@ def _contexts_or_absent(action: Mapping[str, Any]) -> Any:
     return _contexts(action) if "additionalContexts" in action else ABSENT
 
 
-def _look_alike(result: ToolResult) -> ToolResult:
-    """A new result holding the very fields of ``result``: one of the result classes, every field right, but not
-    an object the registry built."""
+def _look_alike(result: ToolResult, content: Any) -> ToolResult:
+    """A new result holding the very fields of ``result`` but ``content``: one of the result classes, every field
+    right, but not an object the registry built."""
     if isinstance(result, ToolSuccess):
-        return ToolSuccess(result.value, result.content, result.meta, result.additional_contexts, result.concludes_turn)
-    return ToolFailure(result.error, result.content, result.meta, result.additional_contexts)
+        return ToolSuccess(result.value, content, result.meta, result.additional_contexts, result.concludes_turn)
+    return ToolFailure(result.error, content, result.meta, result.additional_contexts)
 
 
 def _truncate_first_text(content: Any, chars: int) -> Any:
