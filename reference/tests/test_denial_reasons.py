@@ -117,3 +117,18 @@ def test_js_string_of_a_deep_list_is_iterative() -> None:
     for _ in range(100_000):
         deep = [deep, None]
     assert js_string(deep) == "7" + "," * 100_000
+
+
+def test_a_denials_error_is_kept_as_it_is_through_post_execute() -> None:
+    """The failure post-execute sees and the one execute returns after replacing its content share one error."""
+    seen: list[ToolFailure] = []
+
+    def replace_content(run: Any, result: Any, nxt: Any) -> Accept:
+        seen.append(result)
+        return Accept(content=[{"type": "text", "text": "replaced"}])
+
+    registry = registry_denying({"why": [1, 2]})
+    registry.on_post_execute(replace_content)
+    result = call(registry, "t")
+    assert type(result) is ToolFailure and result.error == seen[0].error
+    assert result.error is seen[0].error and result.error.message is seen[0].error.message

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
 import types
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -766,7 +768,11 @@ def test_interrupts_propagate_from_a_post_execute_listener() -> None:
     for stop in (KeyboardInterrupt, SystemExit, GeneratorExit):
         registry = Registry()
         registry.register(raw_tool("t", lambda a, r: 1))
-        registry.on_post_execute(lambda run, result, nxt, stop=stop: _raise(stop("stop")))
+
+        def listener(run: Any, result: Any, nxt: Any, stop: type[BaseException] = stop) -> Any:
+            raise stop("stop")
+
+        registry.on_post_execute(listener)
         with pytest.raises(stop):
             call(registry, "t")
 
@@ -860,3 +866,78 @@ def test_interrupts_propagate_from_a_render(wrapped: bool) -> None:
             registry.on_execute(passthrough)
         with pytest.raises(stop):
             call(registry, "t")
+
+
+def test_interrupts_propagate_from_a_finalizer() -> None:
+    """KeyboardInterrupt, SystemExit and GeneratorExit from finalize_content propagate: never a failure result."""
+    for stop in (KeyboardInterrupt, SystemExit, GeneratorExit):
+        registry = Registry()
+        registry.register(
+            raw_tool("t", lambda a, r: 1, finalize_content=lambda run, result, stop=stop: _raise(stop("stop")))
+        )
+        with pytest.raises(stop):
+            call(registry, "t")
+
+
+def test_interrupts_propagate_from_a_pre_execute_listener_and_a_guard() -> None:
+    """KeyboardInterrupt, SystemExit and GeneratorExit from a pre-execute listener or a guard propagate: the body
+    never runs and no failure result is made."""
+    ran: list[str] = []
+    for stop in (KeyboardInterrupt, SystemExit, GeneratorExit):
+        listening = Registry()
+        listening.register(raw_tool("t", lambda a, r: ran.append("body")))
+
+        def listener(run: Any, nxt: Any, stop: type[BaseException] = stop) -> Any:
+            raise stop("stop")
+
+        listening.on_pre_execute(listener)
+        with pytest.raises(stop):
+            call(listening, "t")
+        guarded = Registry()
+        guarded.register(raw_tool("t", lambda a, r: ran.append("body")))
+
+        def guard(run: Any, stop: type[BaseException] = stop) -> Any:
+            raise stop("stop")
+
+        guarded.add_guard(guard)
+        with pytest.raises(stop):
+            call(guarded, "t")
+    assert ran == []
+
+
+def test_an_interrupt_while_the_result_is_materialized_propagates() -> None:
+    """A KeyboardInterrupt arriving as the final result is materialized (a signal handler's) is never a failure."""
+
+    def interrupt(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "call" and "_materialize" in frame.f_code.co_name:
+            raise KeyboardInterrupt("stop")
+        return None
+
+    registry = Registry()
+    registry.register(raw_tool("t", lambda a, r: 1))
+    registry.on_post_execute(lambda run, result, nxt: nxt())
+    previous = sys.gettrace()
+    sys.settrace(interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call(registry, "t")
+    finally:
+        sys.settrace(previous)
+
+
+def test_interrupts_propagate_from_a_result_observer() -> None:
+    """An interrupt raised by a result observer propagates on the plain path as on the hooked one: it is never
+    contained as an observer's failure."""
+    for stop in (KeyboardInterrupt, SystemExit, GeneratorExit):
+        for guarded in (False, True):
+            registry = Registry()
+            registry.register(raw_tool("t", lambda a, r: 1))
+            if guarded:
+                registry.add_guard(lambda run: None)
+
+            def observer(run: Any, result: Any, stop: type[BaseException] = stop) -> Any:
+                raise stop("stop")
+
+            registry.on_result(observer)
+            with pytest.raises(stop):
+                call(registry, "t")

@@ -9,8 +9,10 @@ returned as it is. Each case asserts the exact failure (message and info) or the
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import logging
+import weakref
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -699,3 +701,96 @@ def test_echo_with_hostile_neighbours_keeps_its_metadata() -> None:
     registry.on_result(lambda run, result: ClassRaises())
     result = call(registry, "echo", {"text": "x"}, signal=AbortController().signal)
     assert type(result) is ToolSuccess and plain(result.meta) == {"projected": "x"}
+
+
+@pytest.mark.parametrize("guarded", [False, True], ids=["plain", "guarded"])
+def test_a_log_filter_raising_on_an_observer_failure_propagates_from_execute(
+    guarded: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An observer's failure is contained, but the logging that reports it is the process's own: what a log filter
+    raises while the failure is logged leaves ``execute`` as it is, on the plain path as on the hooked one."""
+
+    class FilterFailed(Exception):
+        pass
+
+    def refuse(record: logging.LogRecord) -> bool:
+        raise FilterFailed("log filter")
+
+    registry = registry_with_t()
+    if guarded:
+        registry.add_guard(lambda run: None)
+    registry.on_result(lambda run, result: _raise(Boom("observer")))
+    logger = logging.getLogger("toolcanon")
+    logger.addFilter(refuse)
+    try:
+        with caplog.at_level(logging.WARNING, logger="toolcanon"), pytest.raises(FilterFailed) as raised:
+            call(registry, "t")
+    finally:
+        logger.removeFilter(refuse)
+    assert str(raised.value) == "log filter"
+
+
+def test_a_settled_asynchronous_observer_is_not_kept_alive() -> None:
+    """The registry holds an asynchronous observer's task only until it settles: then nothing keeps it."""
+    tasks: list[weakref.ref[asyncio.Task[Any]]] = []
+
+    async def observer(run: ToolExecution, result: Any) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        tasks.append(weakref.ref(task))
+
+    async def go() -> None:
+        registry = registry_with_t()
+        registry.on_result(observer)
+        await registry.execute(Call("c1", "t", {}))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gc.collect()
+        assert len(tasks) == 1 and tasks[0]() is None
+
+    asyncio.run(go())
+
+
+def test_a_pending_asynchronous_observer_is_kept_alive_until_it_settles() -> None:
+    """An asynchronous observer awaiting something only it can reach is held by the registry, not collected with
+    its task: it still runs to its end once that is resolved."""
+    tasks: list[weakref.ref[asyncio.Task[Any]]] = []
+    awaited: list[weakref.ref[asyncio.Future[None]]] = []
+    ended: list[str] = []
+
+    async def observer(run: ToolExecution, result: Any) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        tasks.append(weakref.ref(task))
+        pending: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        awaited.append(weakref.ref(pending))
+        try:
+            await pending
+            ended.append("settled")
+        finally:
+            ended.append("closed")
+
+    async def go() -> None:
+        registry = registry_with_t()
+        registry.on_result(observer)
+        await registry.execute(Call("c1", "t", {}))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gc.collect()
+        assert len(tasks) == 1 and tasks[0]() is not None and ended == []
+        pending = awaited[0]()
+        assert pending is not None
+        pending.set_result(None)
+        del pending
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert ended == ["settled", "closed"]
+
+    asyncio.run(go())
+
+
+def test_a_failure_whose_error_is_an_empty_string_fails_as_not_lossless() -> None:
+    """digest 5.3: a failure's error must be a ToolError; the empty string is no more one than any other string."""
+    registry = registry_with_t()
+    registry.on_execute(lambda run, nxt: authored_failure(""))
+    failed(call(registry, "t"), NOT_JSON)

@@ -805,3 +805,63 @@ def test_block_contexts_in_an_empty_tuple_are_none_and_in_a_full_one_fail_materi
         result = call(registry, "echo", {"text": "x"})
         assert isinstance(result, ToolFailure) and result.error == ToolError(message)
         assert result.additional_contexts is ABSENT
+
+
+@pytest.mark.parametrize("route", ["guard", "post-execute", "failure", "finalizer"])
+def test_execution_is_frozen_after_a_call_on_every_route(route: str) -> None:
+    """The execution refuses a new signal once the call is over, whichever stages the call went through."""
+    seen: list[ToolExecution] = []
+    registry = Registry()
+
+    def body(args: Any, run: ToolExecution) -> Any:
+        seen.append(run)
+        if route == "failure":
+            raise RuntimeError("body failed")
+        return 1
+
+    finalizer = (lambda run, result: None) if route == "finalizer" else None
+    registry.register(raw_tool("t", body, finalize_content=finalizer))
+    if route == "guard":
+        registry.add_guard(lambda run: None)
+    elif route == "post-execute":
+        registry.on_post_execute(lambda run, result, nxt: nxt())
+    result = call(registry, "t")
+    assert result.is_error is (route == "failure")
+    with pytest.raises(AttributeError):
+        seen[0].signal = None
+
+
+@pytest.mark.parametrize("reason", ["denied", 5], ids=["string-reason", "number-reason"])
+def test_a_denial_seen_by_post_execute_is_the_final_result(reason: Any) -> None:
+    """A denial is already final when post-execute sees it: an accept leaves it as it is, so the listener and the
+    result observers see the very object execute returns."""
+    seen: list[Any] = []
+    observed: list[Any] = []
+
+    def post(run: ToolExecution, result: Any, nxt: Any) -> Any:
+        seen.append(result)
+        return nxt()
+
+    registry = Registry()
+    registry.register(raw_tool("t", lambda a, r: 1))
+    registry.on_pre_execute(lambda run, nxt: Deny(reason))
+    registry.on_post_execute(post)
+    registry.on_result(lambda run, result: observed.append(result))
+    result = call(registry, "t")
+    assert isinstance(result, ToolFailure)
+    assert plain(result.error.message) == reason
+    assert result is seen[0]
+    assert observed == [result] and observed[0] is result
+
+
+def test_result_observers_are_told_in_registration_order() -> None:
+    """digest 6.10: every observer sees the final result once, the first registered first."""
+    told: list[tuple[str, Any]] = []
+    registry = Registry()
+    registry.register(echo_tool())
+    registry.on_result(lambda run, result: told.append(("first", result)))
+    registry.on_result(lambda run, result: told.append(("second", result)))
+    registry.on_result(lambda run, result: told.append(("third", result)))
+    result = call(registry, "echo", {"text": "x"})
+    assert [name for name, _ in told] == ["first", "second", "third"]
+    assert all(seen is result for _, seen in told)

@@ -24,6 +24,7 @@ from toolcanon import (
     ToolFailure,
     ToolSuccess,
 )
+from toolcanon.jsonvalue import snapshot_json
 from toolcanon.result import ABSENT, ErrorInfo, ToolError
 
 Case = Callable[[Registry, list[Any]], Call]
@@ -434,3 +435,181 @@ def test_the_plain_path_hands_on_its_success_as_this_call_s_own(later: str) -> N
     assert isinstance(result, ToolSuccess)
     assert (result.value, plain(result.content), result.meta) == ("v", [{"type": "text", "text": "v"}], {"v": "v"})
     assert projections == ["render", "meta"]
+
+
+def _plain_and_hooked(case: Case, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """The result of ``case`` on the plain path and on the hooked path (forced by a guard that passes)."""
+    hooked = _run(case, FORCING["guard"], caplog)
+    with monkeypatch.context() as patched:
+
+        def forbidden(*args: Any) -> Any:
+            raise AssertionError("a call with no hooks took the hooked path")
+
+        patched.setattr(Registry, "_dispatch", forbidden)
+        patched.setattr(Registry, "_body_stage", forbidden)
+        plain_run = _run(case, None, caplog)
+    return plain_run, hooked
+
+
+def _aborted(code: str) -> Any:
+    message = "tool call aborted" if code == "ABORTED" else "tool call aborted before dispatch"
+    return _anatomy(
+        ToolFailure(
+            ToolError(message, ErrorInfo("AbortError", code)),
+            snapshot_json([{"type": "text", "text": f"Error: {message}"}]),
+        )
+    )
+
+
+def test_a_caller_aborted_during_the_body_cancels_its_success_when_a_listener_stops_the_abort(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller's own listener raises as the caller aborts, so the call's signal never hears of it: the caller
+    is still cancelled when the body settles, and its success becomes ABORTED (R-ABORT-4) on either path."""
+
+    def case(registry: Registry, seen: list[Any]) -> Call:
+        controller = AbortController()
+
+        def refuse(reason: object) -> None:
+            raise RuntimeError("listener refused")
+
+        controller.signal.add_listener(refuse)
+
+        def body(args: Any, run: ToolExecution) -> Any:
+            try:
+                controller.abort("stop")
+            except RuntimeError as refused:
+                seen.append((str(refused), run.signal is not None and run.signal.aborted))
+            return "late"
+
+        registry.register(raw_tool("raw", body))
+        return Call("c1", "raw", {}, signal=controller.signal)
+
+    plain_run, hooked = _plain_and_hooked(case, caplog, monkeypatch)
+    assert plain_run == hooked
+    assert plain_run[0] == _aborted("ABORTED")
+    assert plain_run[1] == [("listener refused", False)]
+
+
+class _Uncomparable:
+    """A signal listener that is never called and raises when compared (as removing a listener compares)."""
+
+    def __call__(self, reason: object) -> None:
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("listener compared")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_a_callers_signal_that_cannot_drop_the_calls_listener_fails_the_call_and_is_finalized(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unlinking the call's signal from the caller's raises after the body ran: the call fails with that error,
+    skips post-execute, and its finalizer still runs once, on either path."""
+
+    def case(registry: Registry, seen: list[Any]) -> Call:
+        controller = AbortController()
+        controller.signal.add_listener(_Uncomparable())
+
+        def finalize(run: ToolExecution, result: Any) -> Any:
+            seen.append(_anatomy(result))
+            return [{"type": "text", "text": "finalized"}]
+
+        registry.register(raw_tool("raw", lambda args, run: "v", finalize_content=finalize))
+
+        async def post(run: ToolExecution, result: Any, nxt: Any) -> Any:
+            seen.append("post")
+            return await nxt()
+
+        registry.on_post_execute(post)
+        return Call("c1", "raw", {}, signal=controller.signal)
+
+    plain_run, hooked = _plain_and_hooked(case, caplog, monkeypatch)
+    assert plain_run == hooked
+    failure = _anatomy(
+        ToolFailure(ToolError("listener compared"), snapshot_json([{"type": "text", "text": "finalized"}]))
+    )
+    unfinalized = _anatomy(
+        ToolFailure(
+            ToolError("listener compared"), snapshot_json([{"type": "text", "text": "Error: listener compared"}])
+        )
+    )
+    assert plain_run[0] == failure
+    assert plain_run[1] == [unfinalized]
+
+
+def test_a_body_that_aborts_the_signal_it_holds_ends_aborted(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call's signal aborted as the body settles, its caller not: the success becomes ABORTED (R-ABORT-4)."""
+
+    def case(registry: Registry, seen: list[Any]) -> Call:
+        def body(args: Any, run: ToolExecution) -> Any:
+            signal = run.signal
+            assert signal is not None
+            controller = AbortController()
+            controller.signal = signal
+            controller.abort("by the body")
+            return "late"
+
+        registry.register(raw_tool("raw", body))
+        return Call("c1", "raw", {})
+
+    plain_run, hooked = _plain_and_hooked(case, caplog, monkeypatch)
+    assert plain_run == hooked
+    assert plain_run[0] == _aborted("ABORTED")
+
+
+@pytest.mark.parametrize("force", [None, *FORCING])
+def test_a_success_a_post_execute_listener_accepts_is_the_object_the_caller_gets(force: str | None) -> None:
+    """A plain accept hands the very success the listener was shown to the caller, on either path."""
+    registry = Registry()
+    registry.register(echo_tool())
+    shown: list[Any] = []
+
+    async def post(run: ToolExecution, result: Any, nxt: Any) -> Any:
+        shown.append(result)
+        return await nxt()
+
+    registry.on_post_execute(post)
+    if force is not None:
+        FORCING[force](registry)
+    result = asyncio.run(registry.execute(Call("c1", "echo", {"text": "hi"})))
+    assert isinstance(result, ToolSuccess) and plain(result.content) == [{"type": "text", "text": "render:hi"}]
+    assert len(shown) == 1 and result is shown[0]
+
+
+class _CountedListener:
+    """A signal listener that is never called and records each time it is compared (as removing a listener
+    compares)."""
+
+    def __init__(self, seen: list[Any]) -> None:
+        self.seen = seen
+
+    def __call__(self, reason: object) -> None:
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        self.seen.append("compared")
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_the_plain_path_links_the_call_to_the_callers_signal_as_the_hooked_path_does(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call's signal listens on the caller's twice (the caller's signal and the unreplaced call signal) and
+    drops both listeners after the body: the caller's earlier listener is compared as often on either path."""
+
+    def case(registry: Registry, seen: list[Any]) -> Call:
+        controller = AbortController()
+        controller.signal.add_listener(_CountedListener(seen))
+        registry.register(raw_tool("raw", lambda args, run: "v"))
+        return Call("c1", "raw", {}, signal=controller.signal)
+
+    plain_run, hooked = _plain_and_hooked(case, caplog, monkeypatch)
+    assert plain_run == hooked
+    assert plain_run[1] == ["compared"] * 4

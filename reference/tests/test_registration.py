@@ -359,3 +359,26 @@ def test_an_interrupt_from_the_concurrency_check_propagates() -> None:
                 registry.execution_mode("t", {})
         else:
             assert registry.execution_mode("t", {}) == "exclusive"
+
+
+def test_a_disposal_tells_the_change_listeners_the_tools_name() -> None:
+    """A registration and its disposal are each told to every change listener with the tool's name."""
+    registry = Registry()
+    heard: list[str] = []
+    registry.on_change(heard.append)
+    dispose = registry.register(echo_tool())
+    dispose()
+    assert heard == ["echo", "echo"]
+    assert not registry.has("echo")
+
+
+def test_a_definition_without_an_output_member_is_refused_as_undeclared() -> None:
+    """The registry reads a definition by its members: one that has no ``output`` at all declares no output."""
+    full = echo_tool()
+    duck = SimpleNamespace(**{field.name: getattr(full, field.name) for field in fields(full)})
+    del duck.output
+    registry = Registry()
+    with pytest.raises(TypeError) as raised:
+        registry.register(duck)  # type: ignore[arg-type]
+    assert str(raised.value) == 'tool "echo" must declare output { schema, render, presentationMeta? }'
+    assert not registry.has("echo")
