@@ -32,7 +32,7 @@ TOGETHER: Final = 0.97
 
 FLOORS: Final[Mapping[str, float]] = {
     "jsonvalue": 0.80,
-    "registry": 0.76,
+    "registry": 0.80,
     "session": 0.82,
     "_schema_deep": 0.62,
     SCHEMA_ROW: 0.82,
