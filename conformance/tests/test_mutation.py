@@ -374,10 +374,7 @@ def test_a_report_is_scored_again_with_the_current_triage(tmp_path: Path) -> Non
         "modules": {module: {"mutants": 9, "sampled": 2}},
         "suites": {"scenarios": {"seconds": 60.0, "mutationSeconds": 30.0, "outcomes": outcomes}},
     }  # fmt: skip
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(report), encoding="utf-8")
-    printed: list[str] = []
-    assert main(["--rescore", str(path)], echo=printed.append) == 0
+    printed = _rescore(tmp_path, report)
     text = "\n".join(printed)
     assert "seed 1" in text and "sample digest x" in text and "== the scenario suite: 2 mutants" in text
     equivalent = triaged is not None and triaged.verdict == "equivalent"
@@ -386,20 +383,25 @@ def test_a_report_is_scored_again_with_the_current_triage(tmp_path: Path) -> Non
     assert main(["--rescore", str(tmp_path / "broken.json")], echo=printed.append) == 2
 
 
-def _rescored(tmp_path: Path, suite: str, outcome: dict[str, Any]) -> list[str]:
-    """What ``--rescore`` prints of a report of one suite that ran one mutant."""
+def _rescore(tmp_path: Path, report: dict[str, Any], file_name: str = "report.json") -> list[str]:
+    """What ``--rescore`` prints of ``report``, written to ``file_name``; it must exit 0."""
     from mutation.cli import main
 
+    path = tmp_path / file_name
+    path.write_text(json.dumps(report), encoding="utf-8")
+    printed: list[str] = []
+    assert main(["--rescore", str(path)], echo=printed.append) == 0
+    return printed
+
+
+def _rescored(tmp_path: Path, suite: str, outcome: dict[str, Any]) -> list[str]:
+    """What ``--rescore`` prints of a report of one suite that ran one mutant."""
     report = {
         "commit": "abc", "date": "d", "seed": 1, "sample": 1, "mutants": 1, "sampleDigest": "x",
         "modules": {outcome["name"].split(".")[1]: {"mutants": 9, "sampled": 1}},
         "suites": {suite: {"seconds": 60.0, "mutationSeconds": 30.0, "outcomes": [outcome]}},
     }  # fmt: skip
-    path = tmp_path / f"{suite}.json"
-    path.write_text(json.dumps(report), encoding="utf-8")
-    printed: list[str] = []
-    assert main(["--rescore", str(path)], echo=printed.append) == 0
-    return printed
+    return _rescore(tmp_path, report, f"{suite}.json")
 
 
 def _reported(name: str, status: str, function: str) -> dict[str, Any]:
@@ -501,8 +503,6 @@ def test_a_floor_is_judged_only_on_a_module_run_whole() -> None:
 
 
 def test_a_rescored_report_of_both_suites_ends_with_the_target(tmp_path: Path) -> None:
-    from mutation.cli import main
-
     names = _names("result", 2)
     outcomes = {
         "scenarios": [_reported(names[0], "killed", "h"), _reported(names[1], "survived", "h")],
@@ -514,18 +514,13 @@ def test_a_rescored_report_of_both_suites_ends_with_the_target(tmp_path: Path) -
         "suites": {suite: {"seconds": 6.0, "mutationSeconds": 3.0, "outcomes": found}
                    for suite, found in outcomes.items()},
     }  # fmt: skip
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(report), encoding="utf-8")
-    printed: list[str] = []
-    assert main(["--rescore", str(path)], echo=printed.append) == 0
+    printed = _rescore(tmp_path, report)
     result = next(line for line in printed if line.startswith("result "))
     assert result.split() == ["result", "50.0", "%", "MISSED", "100.0", "%", "ok", "50.0", "%", "-", "no"]
     assert printed[-1] == "target missed by result"
 
 
 def test_a_rescored_report_judges_the_floors_of_the_modules_it_took_whole(tmp_path: Path) -> None:
-    from mutation.cli import main
-
     session, registry = _names("session", 2, "x_zz"), _names("registry", 1, "x_zz")
     deep, dsl = _names("_schema_deep", 1, "x_zz"), _names("_schema_dsl", 1, "x_zz")
     outcomes = [_reported(name, "survived", "h") for name in (*session, *registry, *dsl)]
@@ -537,10 +532,7 @@ def test_a_rescored_report_judges_the_floors_of_the_modules_it_took_whole(tmp_pa
                     "session": {"mutants": 2, "sampled": 2}},
         "suites": {"scenarios": {"seconds": 6.0, "mutationSeconds": 3.0, "outcomes": outcomes}},
     }  # fmt: skip
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(report), encoding="utf-8")
-    printed: list[str] = []
-    assert main(["--rescore", str(path)], echo=printed.append) == 0
+    printed = _rescore(tmp_path, report)
     scores = {cells[0]: cells[3:5] for cells in (re.split(r"\s{2,}", line.strip()) for line in printed)}
     assert scores["_schema_deep"] == ["100.0 % ok", "62 %"]  # run whole: judged
     assert scores["registry"] == ["0.0 % sample", "80 %"]  # one of nine: not judged

@@ -13,7 +13,7 @@ import gc
 import itertools
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 import pytest
@@ -730,6 +730,16 @@ def test_a_log_filter_raising_on_an_observer_failure_propagates_from_execute(
     assert str(raised.value) == "log filter"
 
 
+async def _execute_observed_then_collect(observer: Callable[[ToolExecution, Any], Awaitable[None]]) -> None:
+    """Run one call of ``t`` with ``observer`` on its results, let the loop turn a few times, then collect."""
+    registry = registry_with_t()
+    registry.on_result(observer)
+    await registry.execute(Call("c1", "t", {}))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    gc.collect()
+
+
 def test_a_settled_asynchronous_observer_is_not_kept_alive() -> None:
     """The registry holds an asynchronous observer's task only until it settles: then nothing keeps it."""
     tasks: list[weakref.ref[asyncio.Task[Any]]] = []
@@ -740,12 +750,7 @@ def test_a_settled_asynchronous_observer_is_not_kept_alive() -> None:
         tasks.append(weakref.ref(task))
 
     async def go() -> None:
-        registry = registry_with_t()
-        registry.on_result(observer)
-        await registry.execute(Call("c1", "t", {}))
-        for _ in range(3):
-            await asyncio.sleep(0)
-        gc.collect()
+        await _execute_observed_then_collect(observer)
         assert len(tasks) == 1 and tasks[0]() is None
 
     asyncio.run(go())
@@ -771,12 +776,7 @@ def test_a_pending_asynchronous_observer_is_kept_alive_until_it_settles() -> Non
             ended.append("closed")
 
     async def go() -> None:
-        registry = registry_with_t()
-        registry.on_result(observer)
-        await registry.execute(Call("c1", "t", {}))
-        for _ in range(3):
-            await asyncio.sleep(0)
-        gc.collect()
+        await _execute_observed_then_collect(observer)
         assert len(tasks) == 1 and tasks[0]() is not None and ended == []
         pending = awaited[0]()
         assert pending is not None

@@ -345,16 +345,8 @@ def _run(case: Case, force: Callable[[Registry], Any] | None, caplog: pytest.Log
 def test_the_plain_path_gives_the_hooked_paths_results(
     case: Case, force: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hooked = _run(case, FORCING[force], caplog)
-    with monkeypatch.context() as patched:
-
-        def forbidden(*args: Any) -> Any:
-            raise AssertionError("a call with no hooks took the hooked path")
-
-        patched.setattr(Registry, "_dispatch", forbidden)
-        patched.setattr(Registry, "_body_stage", forbidden)
-        plain = _run(case, None, caplog)
-    assert plain == hooked
+    plain_run, hooked = _plain_and_hooked(case, caplog, monkeypatch, force)
+    assert plain_run == hooked
 
 
 def test_the_cases_cover_each_outcome() -> None:
@@ -437,9 +429,12 @@ def test_the_plain_path_hands_on_its_success_as_this_call_s_own(later: str) -> N
     assert projections == ["render", "meta"]
 
 
-def _plain_and_hooked(case: Case, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
-    """The result of ``case`` on the plain path and on the hooked path (forced by a guard that passes)."""
-    hooked = _run(case, FORCING["guard"], caplog)
+def _plain_and_hooked(
+    case: Case, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, force: str = "guard"
+) -> tuple[Any, Any]:
+    """The result of ``case`` on the plain path and on the hooked path (forced by the hook ``force`` names, a guard
+    that passes unless told)."""
+    hooked = _run(case, FORCING[force], caplog)
     with monkeypatch.context() as patched:
 
         def forbidden(*args: Any) -> Any:
