@@ -542,3 +542,25 @@ def test_a_rescored_report_judges_the_floors_of_the_modules_it_took_whole(tmp_pa
         "target missed by _schema_dsl, registry, session, schema + _schema_*; "
         "together not measured (run both suites); floors not judged on a sample (registry: run --all)"
     )
+
+
+def test_the_plugin_gives_the_trampolines_frames_room_once() -> None:
+    """Each mutant's run configures pytest again in a forked process: the limit is tripled once, not each time."""
+    import importlib.util
+    import sys
+    from types import SimpleNamespace
+
+    from mutation.scratch import PLUGIN
+
+    path = Path(__file__).resolve().parents[2] / "mutation" / "suite" / f"{PLUGIN}.py"
+    spec = importlib.util.spec_from_file_location("plugin_under_test", path)
+    assert spec is not None and spec.loader is not None
+    before = sys.getrecursionlimit()
+    try:
+        plugin = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(plugin)
+        for _ in range(2):
+            plugin.pytest_configure(SimpleNamespace(args=[], stash={}))
+            assert sys.getrecursionlimit() == 3 * before
+    finally:
+        sys.setrecursionlimit(before)

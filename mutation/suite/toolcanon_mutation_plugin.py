@@ -9,6 +9,9 @@
 - Before each test it empties the reference's compiled-schema caches. mutmut forks each mutant's run from a
   process that already ran the tests unmutated; a validator compiled then, and found again in the cache,
   would hide a mutant of the compiler. A fresh process per mutant would compile with the mutant: so does this.
+- It triples the recursion limit: mutmut's trampoline puts three frames where the reference has one, so a walk
+  that stays within the default limit unmutated (a test 400 levels deep) would otherwise fail every run before
+  a mutant is tried, and a fallback the reference takes on a RecursionError would be taken three times sooner.
 """
 
 from __future__ import annotations
@@ -21,10 +24,18 @@ import pytest
 
 _WANTED = pytest.StashKey[list[str]]()
 
+_TRAMPOLINE_FRAMES = 3
+"""Frames of a mutated function's call under mutmut's trampoline, for one of the reference's."""
+
+_FIRST_LIMIT = sys.getrecursionlimit()
+"""The limit before any run: mutmut runs pytest again in each mutant's forked process, which must not triple it
+again."""
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Collect the files of the node ids on the command line; remember the ids."""
+    """Give the trampoline's frames room; collect the files of the node ids on the command line, remember the ids."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), _TRAMPOLINE_FRAMES * _FIRST_LIMIT))
     wanted = [argument for argument in config.args if "::" in argument]
     if not wanted:
         return
