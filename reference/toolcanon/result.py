@@ -60,11 +60,9 @@ class _BoundedRepr(reprlib.Repr):
         return self.repr_dict(value, level)
 
 
-_bounded = _BoundedRepr()
-
-
 def _repr_fields(record: Any, names: tuple[str, ...]) -> str:
-    shown = ", ".join(f"{name}={_bounded.repr(getattr(record, name))}" for name in names)
+    bounded = _BoundedRepr()  # one per repr, which is rare: its limits are the class's as it is now
+    shown = ", ".join(f"{name}={bounded.repr(getattr(record, name))}" for name in names)
     return f"{type(record).__name__}({shown})"
 
 
