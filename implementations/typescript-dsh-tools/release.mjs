@@ -9,11 +9,13 @@
 //   ARGUMENTS      the command line without `--release VERSION`
 
 import { existsSync, realpathSync } from 'node:fs'
-// A namespace import: a Node too old for registerHooks still loads this module, so the script's engine check runs
-// and refuses that Node in one line (the hooks are skipped there, and no package is loaded before the check).
+// A namespace import: a Node too old for registerHooks still loads this module, so that without --release the
+// script's engine check runs and refuses that Node in one line (with --release, this module refuses it first).
 import * as nodeModule from 'node:module'
 import { dirname, join, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+
+import { PINNED_NODE } from './engine.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 
@@ -58,7 +60,11 @@ if (RELEASE !== undefined) {
   const bare = (specifier) => !/^(\.|\/|[a-z][a-z0-9+.-]*:)/i.test(specifier)
   const mine = (url) => url?.startsWith('file:') && !fileURLToPath(url).startsWith(ownModules)
     && fileURLToPath(url).startsWith(HERE + sep) && !fileURLToPath(url).startsWith(modules)
-  nodeModule.registerHooks?.({
+  if (typeof nodeModule.registerHooks !== 'function') {
+    fail(`--release ${RELEASE}: Node ${process.version} cannot keep the release's packages apart (no `
+      + `module.registerHooks): run it with the pinned Node, ${PINNED_NODE}`)
+  }
+  nodeModule.registerHooks({
     resolve(specifier, context, nextResolve) {
       // This folder's scripts import the packages from the release's folder; the packages import from their own.
       const redirected = bare(specifier) && mine(context.parentURL) ? { ...context, parentURL: anchor } : context
