@@ -162,6 +162,21 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+@cache
+def _literal_ends(template: str) -> tuple[str, str]:
+    """The text before a template's first placeholder and the text after its last (a template without one: its
+    text, twice): every text the template makes begins and ends with them."""
+    head: list[str] = []
+    tail: list[str] = []
+    placeholders = False
+    for token in _TOKEN.split(template):
+        if token != "\\n" and _TOKEN.fullmatch(token):
+            placeholders, tail = True, []
+            continue
+        (tail if placeholders else head).append("\n" if token == "\\n" else token)
+    return "".join(head), "".join(tail if placeholders else head)
+
+
 def _walk(node: object) -> Iterator[object]:
     """Every value inside ``node`` (itself included) and every key, without recursion."""
     stack = [node]
@@ -276,6 +291,9 @@ class Matcher:
 
     def explain(self, template: Template, text: str) -> set[Template] | None:
         """The templates that make ``text`` (``template`` and the items inside it), or ``None`` when it does not."""
+        head, tail = _literal_ends(template.text)
+        if not (text.startswith(head) and text.endswith(tail)):
+            return None  # cannot match: spares compiling a pattern (milliseconds each) the text never needed
         pattern, groups = self.pattern(template.text, capture=True)
         found = _compiled(pattern).fullmatch(text)
         if found is None:
