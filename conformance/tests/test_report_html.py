@@ -194,40 +194,34 @@ def _light_suite(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
-    """Each of the three checks: its JSON report, and what the browser found on its HTML page."""
+    """Each of the four checks: its JSON report, and what the browser found on its HTML page."""
     _chromium()
     root = tmp_path_factory.mktemp("pages")
     suite = ["--scenarios", str(_light_suite(root / "scenarios"))]
+    written = root / "predates" / "written.json"
+    written.parent.mkdir()
     checks = {
         "passing": ["--impl", DEFAULT_IMPLEMENTATION],
-        "failing": ["--impl", "test_report_html:broken"],
+        # its failures, written as a baseline, are the entries of the releases' baseline
+        "failing": ["--impl", "test_report_html:broken", "--write-baseline", str(written)],
         "two": ["--impl", "test_report_html:broken", "--impl", DEFAULT_IMPLEMENTATION],
-        "releases": [
-            "--impl",
-            DEFAULT_IMPLEMENTATION,
-            "--impl",
-            "test_report_html:broken",
-            "--baseline",
-            str(_predating_baseline(root / "predates", suite)),
-            "--impl",
-            DEFAULT_IMPLEMENTATION,
-        ],
     }
     reports = {name: _check(root / name, *arguments, *suite) for name, arguments in checks.items()}
+    baseline = _predating_baseline(written)
+    releases = ["--impl", DEFAULT_IMPLEMENTATION, "--impl", "test_report_html:broken", "--baseline", str(baseline)]
+    reports["releases"] = _check(root / "releases", *releases, "--impl", DEFAULT_IMPLEMENTATION, *suite)
     shown = _open_all({root / name: render(report, "html") for name, report in reports.items()})
     return {name: (report, shown[root / name]) for name, report in reports.items()}
 
 
-def _predating_baseline(folder: Path, suite: list[str]) -> Path:
-    """A baseline that lists every failure of the broken implementation as a release predating its rule."""
-    folder.mkdir(parents=True)
-    written = folder / "written.json"
-    main(["check", "-qq", "--impl", "test_report_html:broken", "--write-baseline", str(written), *suite])
+def _predating_baseline(written: Path) -> Path:
+    """The baseline a check wrote, beside it, every failure of the broken implementation made a release predating
+    its rule."""
     entries = json.loads(written.read_text(encoding="utf-8"))["knownFailures"]
     change = {"release": "0.2.0", "source": "reference/toolcanon/registry.py", "quote": "re-render the value"}
     for entry in entries:
         entry |= {"kind": "predates", "reason": "a release before the re-rendering", "change": change}
-    baseline = folder / "baseline.json"
+    baseline = written.with_name("baseline.json")
     baseline.write_text(json.dumps({"formatVersion": 1, "knownFailures": entries}), encoding="utf-8")
     return baseline
 
