@@ -5,10 +5,13 @@ layout. A whole mutation run takes minutes and mutmut; none is made here.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -546,13 +549,9 @@ def test_a_rescored_report_judges_the_floors_of_the_modules_it_took_whole(tmp_pa
 
 def test_the_plugin_gives_the_trampolines_frames_room_once() -> None:
     """Each mutant's run configures pytest again in a forked process: the limit is tripled once, not each time."""
-    import importlib.util
-    import sys
-    from types import SimpleNamespace
-
     from mutation.scratch import PLUGIN
 
-    path = Path(__file__).resolve().parents[2] / "mutation" / "suite" / f"{PLUGIN}.py"
+    path = ROOT / "mutation" / "suite" / f"{PLUGIN}.py"
     spec = importlib.util.spec_from_file_location("plugin_under_test", path)
     assert spec is not None and spec.loader is not None
     before = sys.getrecursionlimit()

