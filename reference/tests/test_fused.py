@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ class StrKey(str):
     __slots__ = ()
 
 
+@cache
 def scalar_schemas() -> st.SearchStrategy[dict[str, Any]]:
     def with_constraints(kind: str, pool: list[Any]) -> st.SearchStrategy[dict[str, Any]]:
         base = st.just({"type": kind})
@@ -45,6 +47,7 @@ def scalar_schemas() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+@cache  # one strategy for every draw: hypothesis reads the source of each composite it builds
 def schemas() -> st.SearchStrategy[dict[str, Any]]:
     def containers(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
         array = st.one_of(st.just({"type": "array"}), children.map(lambda item: {"type": "array", "items": item}))
@@ -322,6 +325,7 @@ def test_an_invalid_value_runs_none_of_its_own_code() -> None:
     assert WatchedKey.calls == []
 
 
+@cache
 def wide_schemas() -> st.SearchStrategy[dict[str, Any]]:
     """Objects with more properties than the generated code unrolls, of scalar and container children."""
     child = scalar_schemas() | scalar_schemas().map(lambda item: {"type": "array", "items": item}) | st.just({})
