@@ -100,9 +100,21 @@ class Findings:
     own: int = 0
 
 
+def _pieces(template: str) -> Iterator[tuple[str | None, str]]:
+    """A template in order, piece by piece: ``(name, token)`` for a placeholder, ``(None, text)`` for literal text
+    (the two characters ``\\n`` as a line break)."""
+    for token in _TOKEN.split(template):
+        if token == "\\n":
+            yield None, "\n"
+        elif _TOKEN.fullmatch(token):
+            yield token[1:-1], token
+        elif token:
+            yield None, token
+
+
 def placeholders_of(text: str) -> list[str]:
     """The placeholder names of a template, in order."""
-    return [token[1:-1] for token in _TOKEN.findall(text) if token != "\\n"]
+    return [name for name, _ in _pieces(text) if name is not None]
 
 
 def _code_span(cell: str, line: int) -> str:
@@ -166,15 +178,13 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 def _literal_ends(template: str) -> tuple[str, str]:
     """The text before a template's first placeholder and the text after its last (a template without one: its
     text, twice): every text the template makes begins and ends with them."""
-    head: list[str] = []
-    tail: list[str] = []
-    placeholders = False
-    for token in _TOKEN.split(template):
-        if token != "\\n" and _TOKEN.fullmatch(token):
-            placeholders, tail = True, []
-            continue
-        (tail if placeholders else head).append("\n" if token == "\\n" else token)
-    return "".join(head), "".join(tail if placeholders else head)
+    pieces = list(_pieces(template))
+    named = [index for index, (name, _) in enumerate(pieces) if name is not None]
+    if not named:
+        whole = "".join(text for _, text in pieces)
+        return whole, whole
+    head = "".join(text for _, text in pieces[: named[0]])
+    return head, "".join(text for _, text in pieces[named[-1] + 1 :])
 
 
 def _walk(node: object) -> Iterator[object]:
@@ -263,28 +273,24 @@ class Matcher:
             return known
         parts: list[str] = []
         groups: list[tuple[str, str]] = []
-        for token in _TOKEN.split(text):
-            if token == "\\n":
-                parts.append("\n")
-            elif _TOKEN.fullmatch(token):
-                name = token[1:-1]
-                if name in LISTS:
-                    body = self._list(name)
-                    if capture:
-                        group = f"g{len(groups)}"
-                        groups.append((group, name))
-                        body = f"(?P<{group}>{body})"
-                    parts.append(body)
-                elif name == "json" and capture:
-                    group = f"j{len(groups)}"
-                    groups.append((group, name))
-                    parts.append(f"(?P<{group}>{self._simple(name)})")
-                elif name in SIMPLE or name in OWN:
-                    parts.append(f"(?:{self._simple(name)})")
-                else:
-                    raise ValueError(f"unknown placeholder <{name}> in {text!r}")
-            else:
+        for name, token in _pieces(text):
+            if name is None:
                 parts.append(re.escape(token))
+            elif name in LISTS:
+                body = self._list(name)
+                if capture:
+                    group = f"g{len(groups)}"
+                    groups.append((group, name))
+                    body = f"(?P<{group}>{body})"
+                parts.append(body)
+            elif name == "json" and capture:
+                group = f"j{len(groups)}"
+                groups.append((group, name))
+                parts.append(f"(?P<{group}>{self._simple(name)})")
+            elif name in SIMPLE or name in OWN:
+                parts.append(f"(?:{self._simple(name)})")
+            else:
+                raise ValueError(f"unknown placeholder <{name}> in {text!r}")
         built = ("".join(parts), groups)
         self._patterns[(text, capture)] = built
         return built

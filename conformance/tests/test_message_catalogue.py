@@ -18,6 +18,7 @@ from message_catalogue import (
     Findings,
     Matcher,
     Template,
+    _literal_ends,
     check,
     extract,
     load_catalogue,
@@ -266,6 +267,18 @@ def test_composed_messages_name_every_template_they_are_made_of() -> None:
     assert _used(catalogue, 'invalid arguments: the frobnicator jammed; "a" must be a string') is None
     assert _used(catalogue, "[not json at all]", "projection") is None
     assert _used(catalogue, "code run failed (abort): the frobnicator jammed") is None
+
+
+def test_a_template_s_literal_ends_are_the_text_around_its_placeholders() -> None:
+    # what the matcher's quick refusal rests on: every text a template makes begins and ends with them
+    assert _literal_ends("code run failed (<kind>): <reason>") == ("code run failed (", "")
+    assert _literal_ends("<p> must be a schema object") == ("", " must be a schema object")
+    assert _literal_ends("aborted by the caller") == ("aborted by the caller", "aborted by the caller")
+    assert _literal_ends("a\\nb <p> c <q>\\n") == ("a\nb ", "\n")
+    matcher = Matcher(load_catalogue(), [])
+    template = next(t for t in load_catalogue().templates if t.text == "code run failed (abort): <reason>")
+    assert matcher.explain(template, "code run failed (abort): aborted by the caller") is not None
+    assert matcher.explain(template, "code run failed (abort) aborted by the caller") is None
 
 
 def _catalogue(rows: str) -> str:
