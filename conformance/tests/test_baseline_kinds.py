@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -67,18 +68,26 @@ def original_source(path: str) -> str:
     missing = "missing capability: the original's source mirror is not on this machine"
     if not repo or not Path(repo).is_dir():
         pytest.skip(f"{missing} (TOOLCANON_ORIGINAL_REPO names no git repository of toninfo/deepseek-harness)")
+    if not _holds_commit(repo):
+        pytest.skip(f"{missing} ({repo} does not hold commit {ORIGINAL_COMMIT[:10]})")
+    text = _file_at_commit(repo, DESIGN_NOTE if path == "design note" else path)
+    assert text is not None, f"{path} is no file of the original's source at {ORIGINAL_COMMIT[:10]}"
+    return text
+
+
+@cache
+def _holds_commit(repo: str) -> bool:
     held = subprocess.run(
         ["git", "-C", repo, "cat-file", "-e", f"{ORIGINAL_COMMIT}^{{commit}}"], capture_output=True, check=False
     )
-    if held.returncode != 0:
-        pytest.skip(f"{missing} ({repo} does not hold commit {ORIGINAL_COMMIT[:10]})")
-    shown = subprocess.run(
-        ["git", "-C", repo, "show", f"{ORIGINAL_COMMIT}:{DESIGN_NOTE if path == 'design note' else path}"],
-        capture_output=True,
-        check=False,
-    )
-    assert shown.returncode == 0, f"{path} is no file of the original's source at {ORIGINAL_COMMIT[:10]}"
-    return shown.stdout.decode("utf-8")
+    return held.returncode == 0
+
+
+@cache
+def _file_at_commit(repo: str, path: str) -> str | None:
+    """``path`` at :data:`ORIGINAL_COMMIT`, read once for all the deviations quoting it; ``None`` when absent."""
+    shown = subprocess.run(["git", "-C", repo, "show", f"{ORIGINAL_COMMIT}:{path}"], capture_output=True, check=False)
+    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
 
 
 def deviations() -> list[tuple[str, KnownFailure]]:
